@@ -1,0 +1,3 @@
+from git_evidence.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,85 @@
+"""Where a judgement stands: the policy in force and the refs it is judged against,
+on the server (its current refs) or on a client (what it knows of the remote)."""
+
+from __future__ import annotations
+
+from git_evidence.errors import PolicyError
+from git_evidence.git import Git
+from git_evidence.policy import POLICY_FILE, Policy, load_at, read_sealed
+from git_evidence.ranges import RefView
+
+DEFAULT_BASE = "refs/heads/main"
+
+
+def sealed_policy(git: Git) -> Policy | None:
+    path = git.config_get("evidence.policyFile")
+    return read_sealed(path) if path else None
+
+
+def policy_at(git: Git, rev: str | None) -> Policy:
+    return load_at(git.blob_at(rev, POLICY_FILE) if rev else None, rev)
+
+
+def server_policy(git: Git, refs: dict[str, str]) -> Policy:
+    """Sealed file, else the file at the tip of the base branch as the server has it
+    before this push. The first read is from the branch HEAD names (the default
+    branch); when that policy names another base, the policy there is the one."""
+    sealed = sealed_policy(git)
+    if sealed is not None:
+        return sealed
+    code, out = git.run("symbolic-ref", "-q", "HEAD", ok_codes=(0, 1, 128))
+    head = out.decode().strip() if code == 0 else DEFAULT_BASE
+    policy = policy_at(git, refs.get(head))
+    if policy.base != head and policy.base in refs:
+        again = policy_at(git, refs[policy.base])
+        if again.base != policy.base:
+            raise PolicyError(again.source, f"the policy on {policy.base} names "
+                              f"{again.base} as base; they must agree", key="rules.base")
+        policy = again
+    return policy
+
+
+def server_view(refs: dict[str, str], policy: Policy) -> RefView:
+    protected = {r: refs[r] for r in policy.protected if r in refs}
+    return RefView(protected, policy.base, refs.get(policy.base))
+
+
+def tracking_ref(remote: str | None, ref: str, refs: dict[str, str]) -> str | None:
+    """``refs/heads/X`` on ``remote`` → ``refs/remotes/<remote>/X`` when this clone has
+    it."""
+    if remote is None or not ref.startswith("refs/heads/"):
+        return None
+    name = f"refs/remotes/{remote}/{ref[len('refs/heads/'):]}"
+    return name if name in refs else None
+
+
+def client_policy_rev(git: Git, remote: str | None, refs: dict[str, str]) -> str | None:
+    """Where a client reads the policy: the remote's base branch as last fetched, else
+    the local base branch, else HEAD."""
+    for candidate in (tracking_ref(remote or "origin", DEFAULT_BASE, refs),
+                      DEFAULT_BASE if DEFAULT_BASE in refs else None):
+        if candidate:
+            return refs[candidate]
+    return git.resolve_commit("HEAD")
+
+
+def client_policy(git: Git, remote: str | None, refs: dict[str, str]) -> Policy:
+    sealed = sealed_policy(git)
+    if sealed is not None:
+        return sealed
+    policy = policy_at(git, client_policy_rev(git, remote, refs))
+    tracked = tracking_ref(remote or "origin", policy.base, refs)
+    if policy.base != DEFAULT_BASE and (tracked or policy.base in refs):
+        policy = policy_at(git, refs[tracked or policy.base])
+    return policy
+
+
+def client_view(remote: str | None, refs: dict[str, str], policy: Policy) -> RefView:
+    """The server's refs as this clone last saw them (remote-tracking refs)."""
+    protected: dict[str, str] = {}
+    for ref in policy.protected:
+        tracked = tracking_ref(remote, ref, refs)
+        if tracked:
+            protected[ref] = refs[tracked]
+    tracked_base = tracking_ref(remote, policy.base, refs)
+    return RefView(protected, policy.base, refs[tracked_base] if tracked_base else None)

@@ -1,0 +1,283 @@
+"""The one place that runs git.
+
+Everything goes through plumbing with ``-z`` output; nothing here decides anything.
+The environment git gives a hook (``GIT_DIR``, ``GIT_OBJECT_DIRECTORY``,
+``GIT_ALTERNATE_OBJECT_DIRECTORIES``, ``GIT_QUARANTINE_PATH``) is kept as it is, so
+objects still in pre-receive quarantine stay visible.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+
+from git_evidence.errors import EvidenceError, GitError
+
+ZERO_OIDS = frozenset({"0" * 40, "0" * 64})
+
+# Replace refs and grafts let a repository show other objects than the ones a push
+# carries; the gate must judge the real objects (git-replace(1), GIT_NO_REPLACE_OBJECTS).
+SEALED_ENV = {
+    "GIT_NO_REPLACE_OBJECTS": "1",
+    "LC_ALL": "C",
+    "LANG": "C",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_OPTIONAL_LOCKS": "0",
+}
+# Variables that would make git read other objects or run user code while we judge.
+DROPPED_ENV = ("GIT_GRAFT_FILE", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_CONFIG_PARAMETERS")
+
+
+def is_zero(oid: str) -> bool:
+    return oid in ZERO_OIDS
+
+
+def zsplit(data: bytes) -> list[bytes]:
+    """Split NUL-terminated git output; a trailing NUL gives no empty item."""
+    if not data:
+        return []
+    parts = data.split(b"\0")
+    if parts[-1] == b"":
+        parts.pop()
+    return parts
+
+
+def decode_path(raw: bytes) -> str:
+    """Paths are bytes; non-UTF-8 ones round-trip through surrogateescape."""
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def encode_path(path: str) -> bytes:
+    return path.encode("utf-8", "surrogateescape")
+
+
+class Git:
+    """Runs git in one repository with a sealed environment."""
+
+    def __init__(self, cwd: str | None = None, env: Mapping[str, str] | None = None):
+        self.cwd = cwd
+        base = dict(os.environ if env is None else env)
+        for name in DROPPED_ENV:
+            base.pop(name, None)
+        base.update(SEALED_ENV)
+        self.env = base
+
+    def _cmd(self, args: Sequence[str]) -> list[str]:
+        return ["git", *args]
+
+    def run(
+        self,
+        *args: str,
+        input: bytes | None = None,
+        ok_codes: Iterable[int] = (0,),
+    ) -> tuple[int, bytes]:
+        cmd = self._cmd(args)
+        try:
+            proc = subprocess.run(
+                cmd,
+                input=input,
+                cwd=self.cwd,
+                env=self.env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                check=False,
+            )
+        except OSError as exc:
+            raise EvidenceError(f"cannot run git: {exc}", fix="install git") from exc
+        if proc.returncode not in tuple(ok_codes):
+            raise GitError(cmd, proc.returncode, proc.stdout, proc.stderr)
+        return proc.returncode, proc.stdout
+
+    def out(self, *args: str, input: bytes | None = None) -> bytes:
+        return self.run(*args, input=input)[1]
+
+    def text(self, *args: str) -> str:
+        return self.out(*args).decode("utf-8", "surrogateescape").strip()
+
+    # -- small questions -------------------------------------------------------
+
+    def config_get(self, key: str) -> str | None:
+        code, out = self.run("config", "--get", key, ok_codes=(0, 1))
+        return out.decode("utf-8", "surrogateescape").strip() if code == 0 else None
+
+    def config_bool(self, key: str) -> bool:
+        code, out = self.run("config", "--type=bool", "--get", key, ok_codes=(0, 1))
+        return code == 0 and out.strip() == b"true"
+
+    def git_path(self, name: str) -> str:
+        """``git rev-parse --git-path``: honours core.hooksPath for ``hooks``."""
+        path = self.text("rev-parse", "--git-path", name)
+        if self.cwd and not os.path.isabs(path):
+            path = os.path.join(self.cwd, path)
+        return os.path.abspath(path)
+
+    def is_bare(self) -> bool:
+        return self.text("rev-parse", "--is-bare-repository") == "true"
+
+    def refs(self, *patterns: str) -> dict[str, str]:
+        """Every ref (or those under ``patterns``) mapped to the object it names."""
+        out = self.out("for-each-ref", "--format=%(objectname) %(refname)", *patterns)
+        refs: dict[str, str] = {}
+        for line in out.decode("utf-8", "surrogateescape").splitlines():
+            oid, _, name = line.partition(" ")
+            refs[name] = oid
+        return refs
+
+    def resolve_commit(self, rev: str) -> str | None:
+        code, out = self.run(
+            "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}",
+            ok_codes=(0, 1, 128),
+        )
+        return out.decode().strip() if code == 0 else None
+
+    def merge_base(self, a: str, b: str) -> str | None:
+        code, out = self.run("merge-base", a, b, ok_codes=(0, 1))
+        return out.decode().strip() if code == 0 else None
+
+    def is_ancestor(self, ancestor: str, rev: str) -> bool:
+        code, _ = self.run("merge-base", "--is-ancestor", ancestor, rev, ok_codes=(0, 1))
+        return code == 0
+
+    def empty_tree(self) -> str:
+        return self.text("hash-object", "-t", "tree", "/dev/null")
+
+    def peel_all(self, revs: Sequence[str]) -> dict[str, tuple[str, str] | None]:
+        """For each rev, ``(commit id, type of the rev itself)``; None when the rev
+        does not peel to a commit (a tag on a blob or a tree, a missing object)."""
+        if not revs:
+            return {}
+        query = "".join(f"{rev}\n{rev}^{{commit}}\n" for rev in revs).encode()
+        out = self.out("cat-file", "--batch-check", input=query)
+        lines = out.decode("utf-8", "replace").splitlines()
+        result: dict[str, tuple[str, str] | None] = {}
+        for i, rev in enumerate(revs):
+            own, peeled = lines[2 * i].split(), lines[2 * i + 1].split()
+            if len(peeled) == 3 and peeled[1] == "commit" and len(own) == 3:
+                result[rev] = (peeled[0], own[1])
+            else:
+                result[rev] = None
+        return result
+
+    def blob_at(self, rev: str, path: str) -> bytes | None:
+        """The bytes of ``rev:path`` when it is a blob, else None."""
+        spec = f"{rev}:{path}"
+        code, out = self.run("cat-file", "-t", spec, ok_codes=(0, 128))
+        if code != 0 or out.strip() != b"blob":
+            return None
+        return self.out("cat-file", "blob", spec)
+
+    # -- streams ---------------------------------------------------------------
+
+    def diff_tree_stream(self, revlists: Sequence[Sequence[str]],
+                         members: Sequence[list[str]]) -> Iterator[bytes]:
+        """Yield raw NUL-separated tokens of ``git diff-tree --stdin`` for every commit
+        that the ``rev-list`` argument lists in ``revlists`` select (each commit once);
+        ``members[i]`` receives the commit ids of ``revlists[i]``.
+
+        One ``diff-tree`` process serves the whole push; a feeder thread streams the
+        commit ids from ``rev-list`` into it while this generator parses the output.
+        """
+        diff = self.popen(
+            "diff-tree", "--stdin", "-r", "-z", "--raw", "--no-renames", "-c",
+            "--root", "--always", "--no-ext-diff", "--no-textconv",
+            "--ignore-submodules=none",
+        )
+        errors: list[BaseException] = []
+
+        def feed() -> None:
+            assert diff.stdin is not None
+            seen: set[bytes] = set()
+            try:
+                for args, member in zip(revlists, members):
+                    lister = self.popen("rev-list", *args, "--")
+                    assert lister.stdout is not None
+                    for line in lister.stdout:
+                        oid = line.rstrip(b"\n")
+                        member.append(oid.decode())
+                        if oid not in seen:
+                            seen.add(oid)
+                            diff.stdin.write(oid + b"\n")
+                    stderr = lister.stderr.read() if lister.stderr else b""
+                    if lister.wait() != 0:
+                        raise GitError(["git", "rev-list", *args], lister.returncode,
+                                       b"", stderr)
+            except BaseException as exc:  # handed to the reading thread
+                errors.append(exc)
+            finally:
+                try:
+                    diff.stdin.close()
+                except OSError:
+                    pass
+
+        feeder = threading.Thread(target=feed, daemon=True)
+        feeder.start()
+        assert diff.stdout is not None
+        rest = b""
+        while True:
+            chunk = diff.stdout.read(1 << 16)
+            if not chunk:
+                break
+            parts = (rest + chunk).split(b"\0")
+            rest = parts.pop()
+            yield from parts
+        feeder.join()
+        stderr = diff.stderr.read() if diff.stderr else b""
+        if diff.wait() != 0:
+            raise GitError(["git", "diff-tree", "--stdin"], diff.returncode, b"", stderr)
+        if errors:
+            raise errors[0]
+        if rest:
+            yield rest
+
+    def diff_index_cached(self, head: str) -> list[bytes]:
+        return zsplit(self.out(
+            "diff-index", "--cached", "-r", "-z", "--raw", "--no-renames",
+            "--no-ext-diff", "--no-textconv", "--ignore-submodules=none", head,
+        ))
+
+    def popen(self, *args: str) -> subprocess.Popen[bytes]:
+        try:
+            return subprocess.Popen(
+                self._cmd(args), cwd=self.cwd, env=self.env, stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            )
+        except OSError as exc:
+            raise EvidenceError(f"cannot run git: {exc}", fix="install git") from exc
+
+
+class CatFile:
+    """One persistent ``git cat-file --batch`` for many blobs."""
+
+    def __init__(self, git: Git) -> None:
+        self._git = git
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def read(self, oid: str) -> bytes:
+        if self._proc is None:
+            self._proc = self._git.popen("cat-file", "--batch")
+        proc = self._proc
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(oid.encode() + b"\n")
+        proc.stdin.flush()
+        header = proc.stdout.readline().split()
+        if len(header) != 3:
+            raise GitError(["git", "cat-file", "--batch"], 128, b"",
+                           f"object {oid} is missing".encode())
+        size = int(header[2])
+        data = proc.stdout.read(size + 1)[:size]
+        return data
+
+    def close(self) -> None:
+        if self._proc is not None:
+            assert self._proc.stdin is not None
+            self._proc.stdin.close()
+            self._proc.wait()
+            self._proc = None
+
+    def __enter__(self) -> CatFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,58 @@
+"""Who is pushing (SPEC §7), and what that identity may write."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from git_evidence.policy import Policy
+
+# First one set wins: ours, then what each hosting environment exports to hooks.
+PUSHER_VARIABLES = (
+    "GIT_EVIDENCE_PUSHER",  # set by the admin's wrapper, or by hand
+    "GL_USERNAME",          # GitLab
+    "GL_USER",              # gitolite
+    "GITEA_PUSHER_NAME",    # Gitea / Forgejo
+    "GITHUB_USER_LOGIN",    # GitHub Enterprise Server
+    "REMOTE_USER",          # smart HTTP behind a web server with authentication
+)
+
+
+@dataclass(frozen=True)
+class Identity:
+    name: str | None          # None: anonymous
+    source: str               # where the name came from
+    trusted_clone: bool = False  # a client clone marked `evidence.trusted`
+
+    def evidence_writer(self, policy: Policy) -> bool:
+        return self.trusted_clone or (
+            self.name is not None and self.name in policy.evidence_writers)
+
+    def ledger_writer(self, policy: Policy) -> bool:
+        return self.trusted_clone or (
+            self.name is not None and self.name in policy.ledger_writers)
+
+    def lock_writer(self, policy: Policy) -> bool:
+        return self.trusted_clone or (
+            self.name is not None and self.name in policy.lock_writers)
+
+    def describe(self) -> str:
+        if self.trusted_clone:
+            return f"{self.name or 'this clone'} (trusted clone)"
+        return self.name if self.name is not None else "anonymous"
+
+
+def server_pusher(environ: Mapping[str, str]) -> Identity:
+    for variable in PUSHER_VARIABLES:
+        value = environ.get(variable, "").strip()
+        if value:
+            return Identity(value, variable)
+    return Identity(None, "no pusher variable set")
+
+
+def client_identity(trusted: bool, as_name: str | None = None) -> Identity:
+    """Client hooks have no authenticated identity: untrusted unless the clone says so
+    (``git config evidence.trusted true``); ``--as NAME`` judges as a named pusher."""
+    if as_name is not None:
+        return Identity(as_name, "--as")
+    return Identity(None, "client clone", trusted_clone=trusted)

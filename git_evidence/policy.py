@@ -1,0 +1,293 @@
+"""Load and validate the policy (SPEC §3).
+
+The policy is read from the base revision (or a sealed file named by
+``git config evidence.policyFile``), never from the revision under judgement.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from git_evidence import paths
+from git_evidence.errors import PolicyError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+POLICY_FILE = ".git-evidence.toml"
+DECISIONS = ("allow", "hold", "reject")
+
+DEFAULT_PATHS: dict[str, tuple[str, ...]] = {
+    paths.PRODUCT: ("src/**",),
+    paths.FIXTURE: ("tests/fixtures/**", "tests/goldens/**", "testdata/**"),
+    paths.ORACLE: ("tests/properties/**", "tests/oracles/**", "**/*.snap",
+                   "**/__snapshots__/**"),
+    paths.LEDGER: ("tests/freeze.jsonl", "flake_freeze.json", "tests/freezes/**"),
+    paths.POLICY: (),
+    paths.TEST: ("tests/**",),
+    paths.NEUTRAL: ("docs/**", "README*", "CHANGELOG*", "LICENSE*"),
+}
+# Always policy, whatever the file says: the gate's own file and what changes the
+# bytes tests read (attributes, submodules, LFS).
+BUILTIN_POLICY_GLOBS = (POLICY_FILE, ".gitattributes", "/.gitmodules", "/.lfsconfig")
+
+
+@dataclass(frozen=True)
+class Policy:
+    paths: Mapping[str, tuple[str, ...]] = field(
+        default_factory=lambda: dict(DEFAULT_PATHS))
+    other_path: str = "hold"
+    added_test: str = "hold"
+    test_edit: str = "hold"
+    protected: tuple[str, ...] = ("refs/heads/main",)
+    base: str = "refs/heads/main"
+    allow_namespaces: tuple[str, ...] = ("refs/heads/", "refs/tags/")
+    evidence_writers: frozenset[str] = frozenset()
+    ledger_writers: frozenset[str] = frozenset()
+    lock_writers: frozenset[str] = frozenset()
+    lock_roots: tuple[str, ...] = (
+        "tests/fixtures", "tests/goldens", "testdata", "tests/properties")
+    lock_exclude: tuple[str, ...] = (
+        "**/__pycache__/**", "**/*.pyc", "**/.*.sw?", "**/.DS_Store")
+    notes_ref: str = "refs/notes/evidence"
+    lock_required: bool = False
+    ledger_path: str = "tests/freeze.jsonl"
+    max_window_hours: int = 72
+    source: str = "built-in defaults"
+
+    def effective_globs(self) -> dict[str, tuple[str, ...]]:
+        """The globs classification uses: the file's, plus the built-in policy globs
+        and the ledger path, which no policy can drop."""
+        globs = {k: tuple(v) for k, v in self.paths.items()}
+        globs[paths.POLICY] = (*BUILTIN_POLICY_GLOBS, *globs.get(paths.POLICY, ()))
+        ledger = "/" + self.ledger_path
+        if ledger not in globs.get(paths.LEDGER, ()):
+            globs[paths.LEDGER] = (*globs.get(paths.LEDGER, ()), ledger)
+        return globs
+
+    def classifier(self) -> paths.Classifier:
+        return paths.Classifier(self.effective_globs(), extra_roots=self.lock_roots)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "paths": {k: list(v) for k, v in self.effective_globs().items()},
+            "rules": {"other_path": self.other_path, "added_test": self.added_test,
+                      "test_edit": self.test_edit, "protected": list(self.protected),
+                      "base": self.base,
+                      "allow_namespaces": list(self.allow_namespaces)},
+            "identities": {"evidence_writers": sorted(self.evidence_writers),
+                           "ledger_writers": sorted(self.ledger_writers),
+                           "lock_writers": sorted(self.lock_writers)},
+            "lock": {"roots": list(self.lock_roots), "exclude": list(self.lock_exclude),
+                     "notes_ref": self.notes_ref, "required": self.lock_required},
+            "ledger": {"path": self.ledger_path,
+                       "max_window_hours": self.max_window_hours},
+        }
+
+    @property
+    def digest(self) -> str:
+        text = json.dumps(self.as_dict(), sort_keys=True, separators=(",", ":"))
+        return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+# -- parsing -------------------------------------------------------------------------
+
+_LINE_NO = re.compile(r"\(at line (\d+), column \d+\)")
+
+
+class _Reader:
+    """Validates one table at a time and names the line of each bad key."""
+
+    def __init__(self, source: str, text: str) -> None:
+        self.source = source
+        self.lines = text.splitlines()
+
+    def line_of(self, table: str, key: str | None = None) -> int | None:
+        current = ""
+        header = re.compile(r"^\s*\[\s*([A-Za-z0-9_.\"' -]+?)\s*\]\s*(#.*)?$")
+        for number, line in enumerate(self.lines, start=1):
+            found = header.match(line)
+            if found:
+                current = found.group(1).replace('"', "").replace("'", "").strip()
+                if key is None and current == table:
+                    return number
+                continue
+            if key is not None and current == table and re.match(
+                    rf"^\s*[\"']?{re.escape(key)}[\"']?\s*=", line):
+                return number
+        return None
+
+    def fail(self, table: str, key: str | None, message: str) -> PolicyError:
+        name = f"{table}.{key}" if key else f"[{table}]"
+        return PolicyError(self.source, message, key=name,
+                           line=self.line_of(table, key))
+
+    def str_list(self, table: str, key: str, value: object) -> tuple[str, ...]:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self.fail(table, key, f"expected a list of strings, got {_kind(value)}")
+        return tuple(value)
+
+    def globs(self, table: str, key: str, value: object) -> tuple[str, ...]:
+        out = []
+        for glob in self.str_list(table, key, value):
+            problem = paths.glob_problem(glob)
+            if problem:
+                raise self.fail(table, key, f"{glob!r}: {problem}")
+            out.append(paths.canonical_glob(glob))
+        return tuple(out)
+
+    def ref(self, table: str, key: str, value: object, *, prefix: bool = False) -> str:
+        if not isinstance(value, str):
+            raise self.fail(table, key, f"expected a string, got {_kind(value)}")
+        if not value.startswith("refs/") or ".." in value or (prefix and
+                                                             not value.endswith("/")):
+            shape = "refs/<namespace>/" if prefix else "refs/heads/<name>"
+            raise self.fail(table, key, f"{value!r} is not a full ref name like {shape}")
+        return value
+
+
+def _kind(value: object) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+            list: "a list", dict: "a table"}.get(type(value), type(value).__name__)
+
+
+TABLE_KEYS = {
+    "paths": set(DEFAULT_PATHS),
+    "rules": {"other_path", "added_test", "test_edit", "protected", "base",
+              "allow_namespaces"},
+    "identities": {"evidence_writers", "ledger_writers", "lock_writers"},
+    "lock": {"roots", "exclude", "notes_ref", "required"},
+    "ledger": {"path", "max_window_hours"},
+}
+
+
+def parse_policy(data: bytes, source: str) -> Policy:
+    """Parse and validate policy bytes; any problem is a PolicyError naming the line."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise PolicyError(source, f"not UTF-8 (byte {exc.start})") from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        found = _LINE_NO.search(str(exc))
+        message = _LINE_NO.sub("", str(exc)).strip()
+        raise PolicyError(source, f"not valid TOML: {message}",
+                          line=int(found.group(1)) if found else None) from None
+    reader = _Reader(source, text)
+    values: dict[str, Any] = {"source": source}
+    for table, body in doc.items():
+        if table not in TABLE_KEYS:
+            raise reader.fail(table, None, f"unknown table; expected one of "
+                              f"{', '.join(sorted(TABLE_KEYS))}")
+        if not isinstance(body, dict):
+            raise reader.fail(table, None, "expected a table")
+        for key in body:
+            if key not in TABLE_KEYS[table]:
+                raise reader.fail(table, key, "unknown key; expected one of "
+                                  f"{', '.join(sorted(TABLE_KEYS[table]))}")
+    values.update(_paths(reader, doc.get("paths", {})))
+    values.update(_rules(reader, doc.get("rules", {})))
+    for key, value in doc.get("identities", {}).items():
+        values[key] = frozenset(reader.str_list("identities", key, value))
+    values.update(_lock(reader, doc.get("lock", {})))
+    values.update(_ledger(reader, doc.get("ledger", {})))
+    return Policy(**values)
+
+
+def _paths(reader: _Reader, table: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(DEFAULT_PATHS)
+    for key, value in table.items():
+        merged[key] = reader.globs("paths", key, value)
+    return {"paths": merged}
+
+
+def _rules(reader: _Reader, table: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key in ("other_path", "added_test", "test_edit"):
+        if key in table:
+            if table[key] not in DECISIONS:
+                raise reader.fail("rules", key, f"expected one of {', '.join(DECISIONS)}"
+                                  f", got {table[key]!r}")
+            out[key] = table[key]
+    if "protected" in table:
+        refs = reader.str_list("rules", "protected", table["protected"])
+        out["protected"] = tuple(reader.ref("rules", "protected", r) for r in refs)
+    if "base" in table:
+        out["base"] = reader.ref("rules", "base", table["base"])
+    if "allow_namespaces" in table:
+        spaces = reader.str_list("rules", "allow_namespaces", table["allow_namespaces"])
+        out["allow_namespaces"] = tuple(
+            reader.ref("rules", "allow_namespaces", s, prefix=True) for s in spaces)
+    return out
+
+
+def _lock(reader: _Reader, table: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if "roots" in table:
+        roots = reader.globs("lock", "roots", table["roots"])
+        out["lock_roots"] = tuple(r.strip("/") for r in roots)
+    if "exclude" in table:
+        out["lock_exclude"] = reader.globs("lock", "exclude", table["exclude"])
+    if "notes_ref" in table:
+        ref = reader.ref("lock", "notes_ref", table["notes_ref"])
+        if not ref.startswith("refs/notes/"):
+            raise reader.fail("lock", "notes_ref", f"{ref!r} must be under refs/notes/")
+        out["notes_ref"] = ref
+    if "required" in table:
+        if not isinstance(table["required"], bool):
+            raise reader.fail("lock", "required",
+                              f"expected true or false, got {_kind(table['required'])}")
+        out["lock_required"] = table["required"]
+    return out
+
+
+def _ledger(reader: _Reader, table: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if "path" in table:
+        value = table["path"]
+        if not isinstance(value, str):
+            raise reader.fail("ledger", "path", f"expected a string, got {_kind(value)}")
+        problem = paths.glob_problem(value)
+        if problem or any(c in value for c in "*?["):
+            raise reader.fail("ledger", "path",
+                              f"{value!r}: {problem or 'must be a plain path'}")
+        out["ledger_path"] = paths.canonical_glob(value).strip("/")
+    if "max_window_hours" in table:
+        value = table["max_window_hours"]
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise reader.fail("ledger", "max_window_hours",
+                              f"expected a positive integer, got {value!r}")
+        out["max_window_hours"] = value
+    return out
+
+
+# -- where the policy comes from -----------------------------------------------------
+
+def read_sealed(path: str) -> Policy:
+    source = f"sealed:{path}"
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise PolicyError(source, f"cannot read the sealed policy: {exc.strerror}"
+                          ) from None
+    return parse_policy(data, source)
+
+
+def load_at(blob: bytes | None, rev: str | None) -> Policy:
+    """The policy a revision carries: its file, or the defaults when it has none."""
+    if blob is None:
+        where = f"no {POLICY_FILE} at {rev[:12]}" if rev else "no base revision"
+        return Policy(source=f"built-in defaults ({where})")
+    return parse_policy(blob, f"base:{POLICY_FILE}")

@@ -1,0 +1,193 @@
+"""Ref updates → the commits they bring → the changes of each commit (SPEC §5).
+
+This layer asks git questions and gathers facts; it decides nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from git_evidence.errors import UsageError
+from git_evidence.git import CatFile, Git, decode_path, is_zero
+from git_evidence.paths import GITLINK_MODE, SYMLINK_MODE, Change
+from git_evidence.policy import Policy
+
+_HEX = frozenset("0123456789abcdef")
+
+
+@dataclass(frozen=True)
+class RefUpdate:
+    old: str
+    new: str
+    ref: str
+
+    @property
+    def is_delete(self) -> bool:
+        return is_zero(self.new)
+
+    @property
+    def is_create(self) -> bool:
+        return is_zero(self.old)
+
+
+def is_oid(text: str) -> bool:
+    return len(text) in (40, 64) and set(text) <= _HEX
+
+
+def parse_receive_lines(data: bytes) -> list[RefUpdate]:
+    """``<old> SP <new> SP <ref> LF`` lines as pre-receive reads them."""
+    updates = []
+    for number, raw in enumerate(data.splitlines(), start=1):
+        line = raw.decode("utf-8", "surrogateescape")
+        parts = line.split(" ", 2)
+        if len(parts) != 3 or not (is_oid(parts[0]) and is_oid(parts[1])):
+            raise UsageError(f"hook input line {number} is not `<old> <new> <ref>`: "
+                             f"{line[:120]!r}", fix="run this as git's pre-receive hook")
+        updates.append(RefUpdate(parts[0], parts[1], parts[2]))
+    return updates
+
+
+def parse_push_lines(data: bytes) -> list[tuple[str, RefUpdate]]:
+    """pre-push lines ``<local ref> <local oid> <remote ref> <remote oid>`` as
+    ``(local ref, update of the remote ref)``."""
+    out = []
+    for number, raw in enumerate(data.splitlines(), start=1):
+        parts = raw.decode("utf-8", "surrogateescape").rsplit(" ", 3)
+        if len(parts) != 4 or not (is_oid(parts[1]) and is_oid(parts[3])):
+            raise UsageError(f"pre-push input line {number} is not "
+                             "`<local ref> <local oid> <remote ref> <remote oid>`",
+                             fix="run this as git's pre-push hook")
+        out.append((parts[0], RefUpdate(parts[3], parts[1], parts[2])))
+    return out
+
+
+@dataclass(frozen=True)
+class RefView:
+    """The refs an update is judged against: the server's current refs, or on a client
+    what it knows of the remote's (its remote-tracking refs)."""
+
+    protected: Mapping[str, str]   # protected ref → current oid (existing ones only)
+    base_ref: str
+    base: str | None               # current oid of the base ref
+
+
+@dataclass
+class UpdateFacts:
+    """What git says about one ref update; the rules turn this into findings."""
+
+    update: RefUpdate
+    protected: bool
+    notes: bool
+    commit: str | None = None       # `new` peeled to a commit
+    new_type: str | None = None     # the type of `new` itself (commit, tag, blob ...)
+    fast_forward: bool | None = None
+    base: str | None = None
+    revlist: tuple[str, ...] | None = None  # rev-list arguments for the range
+    commits: list[str] = field(default_factory=list)
+    named_ref: bool = True          # False for `check` ranges: no ref-name rules
+
+
+def plan_updates(git: Git, updates: Sequence[RefUpdate], policy: Policy,
+                 view: RefView) -> list[UpdateFacts]:
+    wanted = [u.new for u in updates if not u.is_delete]
+    wanted += [u.old for u in updates if not u.is_create and u.ref in policy.protected]
+    peeled = git.peel_all(sorted(set(wanted)))
+    plans = []
+    exclude = sorted(set(view.protected.values()))
+    for update in updates:
+        facts = UpdateFacts(update, protected=update.ref in policy.protected,
+                            notes=update.ref == policy.notes_ref)
+        plans.append(facts)
+        if update.is_delete or facts.notes:
+            continue
+        hit = peeled.get(update.new)
+        if hit is None:
+            continue
+        facts.commit, facts.new_type = hit
+        if facts.protected and not update.is_create:
+            old = update.old
+            # An old tip this repository lacks cannot be an ancestor of what it has.
+            facts.fast_forward = peeled.get(old) is not None and \
+                git.is_ancestor(old, facts.commit)
+            if facts.fast_forward:
+                facts.base = old
+                facts.revlist = (facts.commit, "--not", old)
+            continue
+        others = [oid for ref, oid in view.protected.items() if ref != update.ref]
+        if facts.protected:
+            exclude_here = sorted(set(others))
+        else:
+            exclude_here = exclude
+        if view.base is not None:
+            facts.base = git.merge_base(view.base, facts.commit)
+        facts.revlist = (facts.commit, "--not", *exclude_here)
+    return plans
+
+
+def stream_commits(git: Git, plans: Sequence[UpdateFacts]) -> Iterator[CommitDiff]:
+    """Every commit of every plan's range, each once, through one ``diff-tree``.
+    Fills each plan's ``commits`` list as a side effect."""
+    judged = [p for p in plans if p.revlist is not None]
+    members: list[list[str]] = [p.commits for p in judged]
+    tokens = git.diff_tree_stream([p.revlist or () for p in judged], members)
+    with CatFile(git) as blobs:
+        yield from parse_raw(tokens, blobs)
+
+
+@dataclass(frozen=True, slots=True)
+class CommitDiff:
+    oid: str
+    merge: bool
+    changes: tuple[Change, ...]
+
+
+def parse_raw(tokens: Iterator[bytes], blobs: CatFile,
+              first_commit: str | None = None) -> Iterator[CommitDiff]:
+    """Parse ``diff-tree -z --raw`` (combined rows for merges) token by token.
+
+    ``first_commit`` names the commit when the output has no header (diff-index)."""
+    oid = first_commit
+    merge = False
+    changes: list[Change] = []
+    meta: bytes | None = None
+    for token in tokens:
+        if meta is not None:
+            changes.append(_change(meta, decode_path(token), blobs))
+            if meta.startswith(b"::"):
+                merge = True
+            meta = None
+        elif token.startswith(b":"):
+            meta = token
+        else:
+            if oid is not None:
+                yield CommitDiff(oid, merge, tuple(changes))
+            oid, merge, changes = token.decode(), False, []
+    if oid is not None:
+        yield CommitDiff(oid, merge, tuple(changes))
+
+
+def _change(meta: bytes, path: str, blobs: CatFile) -> Change:
+    text = meta.decode()
+    parents = len(text) - len(text.lstrip(":"))
+    fields = text.lstrip(":").split()
+    modes = fields[:parents + 1]
+    oids = fields[parents + 1:2 * parents + 2]
+    letters = fields[2 * parents + 2] if len(fields) > 2 * parents + 2 else "M"
+    if parents > 1:
+        # combined row: A everywhere = added, D = deleted, anything else = modified
+        status = letters[0] if len(set(letters)) == 1 and letters[0] in "AD" else "M"
+    else:
+        status = letters[0]
+    old_mode, new_mode, old_oid, new_oid = modes[0], modes[-1], oids[0], oids[-1]
+    link = old_link = None
+    if new_mode == SYMLINK_MODE and not is_zero(new_oid):
+        link = decode_path(blobs.read(new_oid))
+    if old_mode == SYMLINK_MODE and not is_zero(old_oid):
+        old_link = decode_path(blobs.read(old_oid))
+    return Change(status, old_mode, new_mode, old_oid, new_oid, path, link, old_link)
+
+
+__all__ = ["GITLINK_MODE", "Change", "CommitDiff", "RefUpdate", "RefView",
+           "UpdateFacts", "parse_push_lines", "parse_raw", "parse_receive_lines",
+           "plan_updates", "stream_commits"]

@@ -1,0 +1,131 @@
+"""Text and JSON renderings of a judgement (SPEC §7)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any
+
+from git_evidence.errors import EXIT_ALLOW, EXIT_ERROR, EXIT_REFUSE
+from git_evidence.identity import Identity
+from git_evidence.policy import Policy
+from git_evidence.rules import ALLOW, Finding, UpdateVerdict, worst
+
+# git prefixes each relayed line with `remote: ` (8 columns); 72 keeps lines in 80.
+WIDTH = 72
+MAX_PATHS = 20
+PREFIX = "git-evidence"
+
+
+@dataclass
+class Report:
+    who: Identity
+    policy: Policy | None
+    verdicts: list[UpdateVerdict] = field(default_factory=list)
+    error: Finding | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def decision(self) -> str:
+        if self.error is not None:
+            return self.error.decision
+        return worst(v.decision for v in self.verdicts)
+
+    @property
+    def exit_code(self) -> int:
+        if self.error is not None:
+            return EXIT_ERROR
+        return EXIT_ALLOW if self.decision == ALLOW else EXIT_REFUSE
+
+
+def show_path(path: str) -> str:
+    """A path as one printable line: odd characters are escaped, JSON-style."""
+    if path.isprintable() and path.strip() == path and '"' not in path:
+        try:
+            path.encode("utf-8")
+            return path
+        except UnicodeEncodeError:
+            pass
+    return json.dumps(path)
+
+
+def to_json(report: Report) -> str:
+    doc: dict[str, Any] = {
+        "decision": report.decision,
+        "pusher": report.who.name,
+        "policy": None if report.policy is None else {
+            "source": report.policy.source, "digest": report.policy.digest},
+        "updates": [_update_json(v) for v in report.verdicts],
+    }
+    if report.error is not None:
+        doc["error"] = _finding_json(report.error)
+    if report.notes:
+        doc["notes"] = report.notes
+    return json.dumps(doc, indent=1, sort_keys=False)
+
+
+def _update_json(verdict: UpdateVerdict) -> dict[str, Any]:
+    facts = verdict.facts
+    return {"ref": facts.update.ref, "old": facts.update.old, "new": facts.update.new,
+            "base": facts.base, "commits": len(facts.commits),
+            "decision": verdict.decision,
+            "findings": [_finding_json(f) for f in verdict.findings]}
+
+
+def _finding_json(finding: Finding) -> dict[str, Any]:
+    return {"rule": finding.rule, "decision": finding.decision,
+            "commit": finding.commit, "paths": finding.paths,
+            "message": finding.message, "hint": finding.hint}
+
+
+def to_text(report: Report, *, verbose: bool = True) -> str:
+    lines: list[str] = [f"{PREFIX}: {note}" for note in report.notes]
+    if report.error is not None:
+        lines += _finding_lines(report.error)
+    for verdict in report.verdicts:
+        facts = verdict.facts
+        if not verdict.findings and not verbose:
+            continue
+        span = f"{len(facts.commits)} commit{'s' if len(facts.commits) != 1 else ''}"
+        if facts.base:
+            span += f" since {facts.base[:12]}"
+        lines.append(f"{PREFIX}: {facts.update.ref}: {verdict.decision} ({span})")
+        for finding in verdict.findings:
+            lines += _finding_lines(finding)
+    lines += textwrap.wrap(_summary(report), WIDTH, subsequent_indent="    ",
+                           break_on_hyphens=False, break_long_words=False)
+    return "\n".join(lines) + "\n"
+
+
+def _finding_lines(finding: Finding) -> list[str]:
+    where = " ".join(x for x in (finding.ref, (finding.commit or "")[:12]) if x)
+    head = f"{finding.rule}: {where}: {finding.message}" if where else \
+        f"{finding.rule}: {finding.message}"
+    lines = textwrap.wrap(head, WIDTH, subsequent_indent="    ", break_on_hyphens=False,
+                          break_long_words=False) or [head]
+    for klass, found in finding.paths.items():
+        shown = found[:MAX_PATHS]
+        for path in shown:
+            lines.append(f"    {klass}: {show_path(path)}")
+        if len(found) > len(shown):
+            lines.append(f"    {klass}: ... and {len(found) - len(shown)} more")
+    lines += textwrap.wrap(f"To fix: {finding.hint}", WIDTH, initial_indent="  ",
+                           subsequent_indent="    ", break_on_hyphens=False,
+                           break_long_words=False)
+    return lines
+
+
+def _summary(report: Report) -> str:
+    policy = "no policy" if report.policy is None else \
+        f"{report.policy.source} {report.policy.digest[:19]}"
+    who = report.who.describe()
+    if report.error is not None:
+        return f"{PREFIX}: could not decide, refusing ({who}; {policy})"
+    refused = [v for v in report.verdicts if v.decision != ALLOW]
+    total = len(report.verdicts)
+    if not refused:
+        return f"{PREFIX}: allowed {total} ref update{'s' if total != 1 else ''} " \
+            f"({who}; {policy})"
+    return (f"{PREFIX}: refused: {len(refused)} of {total} ref update"
+            f"{'s' if total != 1 else ''} not allowed ({who}; {policy})")
