@@ -122,19 +122,24 @@ SEED = {
 }
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Path:
+def make_server(root: Path, files: dict[str, str] | None = None,
+                name: str = "server.git") -> Path:
     """A bare repository seeded with main (policy, product, fixtures), then protected
     with `git evidence install --server`."""
-    bare = tmp_path / "server.git"
-    git(tmp_path, "init", "-q", "--bare", str(bare))
-    seed = Work(tmp_path / "seed")
-    git(tmp_path, "init", "-q", str(seed.path))
-    seed.commit("seed", SEED)
+    bare = root / name
+    git(root, "init", "-q", "--bare", str(bare))
+    seed = Work(root / f"seed-{name}")
+    git(root, "init", "-q", str(seed.path))
+    seed.commit("seed", {**SEED, **(files or {})})
     seed.git("push", "-q", str(bare), "HEAD:refs/heads/main")
     result = evidence(bare, "install", "--server")
     assert result.returncode == 0, result.stderr
     return bare
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Path:
+    return make_server(tmp_path)
 
 
 @pytest.fixture
