@@ -9,6 +9,7 @@ import sys
 import tempfile
 import traceback
 from collections.abc import Callable, Sequence
+from typing import TextIO
 
 from git_evidence import __version__
 from git_evidence.errors import EXIT_ERROR, EvidenceError
@@ -118,10 +119,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         result = _command(args.command)(args)
     except EvidenceError as exc:
-        report = Report(Identity(None, ""), None,
-                        error=error_finding(exc.rule, exc.message, exc.fix or
-                                            RULES.get(exc.rule, ("", ""))[1]))
-        _emit(report, fmt, sys.stderr if hook or fmt == "text" else out)
+        fix = exc.fix or RULES.get(exc.rule, ("", ""))[1]
+        if args.command in JUDGING:
+            report = Report(Identity(None, "no pusher read"), None,
+                            error=error_finding(exc.rule, exc.message, fix))
+            _emit(report, fmt, sys.stderr if hook or fmt == "text" else out)
+        else:
+            print(f"{PREFIX}: {exc.rule}: {exc.message}\n  To fix: {fix}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print(f"{PREFIX}: interrupted; nothing was allowed", file=sys.stderr)
@@ -137,9 +141,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     return result.exit_code
 
 
-def _emit(report: Report, fmt: str, stream: object) -> None:
+def _emit(report: Report, fmt: str, stream: TextIO) -> None:
     text = to_json(report) + "\n" if fmt == "json" else to_text(report)
-    print(text, end="", file=stream)  # type: ignore[call-overload]
+    stream.write(text)
 
 
 def _save_trace() -> str:
