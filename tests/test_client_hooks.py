@@ -137,8 +137,6 @@ def test_pre_commit_of_a_merge_judges_only_what_the_merge_adds(clone: Work) -> N
 
 
 def test_pre_push_hook_refuses_a_mixed_push(clone: Work, unguarded: Path) -> None:
-    clone.commit("mixed", {"src/app.py": "bug\n", "tests/fixtures/a.json": "{}\n"},
-                 ) if False else None
     clone.write("src/app.py", "bug\n")
     clone.write("tests/fixtures/a.json", "{}\n")
     clone.git("add", "-A")
@@ -231,7 +229,8 @@ def test_pre_commit_framework_push_stage(clone: Work) -> None:
     clone.git("add", "-A")
     clone.git("commit", "-qm", "mixed", "--no-verify")
     args = ("git-evidence-push", "--hook-stage", "pre-push", "--remote-name", "origin",
-            "--remote-branch", "refs/heads/main", "--local-branch", "refs/heads/main")
+            "--remote-branch", "refs/heads/main", "--local-branch", "refs/heads/main",
+            "--remote-url", "file:///remote.git")
     result = _pre_commit(clone, *args, "--from-ref", base, "--to-ref", clone.head())
     assert result.returncode == 1, result.stdout + result.stderr
     assert "mixed-commit" in result.stdout
