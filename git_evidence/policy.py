@@ -182,8 +182,11 @@ def parse_policy(data: bytes, source: str) -> Policy:
     except tomllib.TOMLDecodeError as exc:
         found = _LINE_NO.search(str(exc))
         message = _LINE_NO.sub("", str(exc)).strip()
-        raise PolicyError(source, f"not valid TOML: {message}",
-                          line=int(found.group(1)) if found else None) from None
+        line = int(found.group(1)) if found else max(1, len(text.splitlines()))
+        message = message.replace("(at end of document)", "").strip()
+        raise PolicyError(source, f"not valid TOML: {message} (the file ends early)"
+                          if not found else f"not valid TOML: {message}",
+                          line=line) from None
     reader = _Reader(source, text)
     values: dict[str, Any] = {"source": source}
     for table, body in doc.items():

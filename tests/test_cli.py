@@ -1,0 +1,124 @@
+"""The command line as users run it: classify, policy, check, JSON, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import Work, evidence, git
+
+
+def test_classify_prints_class_and_glob(work: Work) -> None:
+    result = evidence(work.path, "classify", "src/a.py", "Tests/Fixtures/x", "Makefile")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "src/a.py\tproduct\tglob src/**"
+    assert lines[1] == "Tests/Fixtures/x\tfixture\tglob tests/fixtures/**"
+    assert lines[2] == "Makefile\tother\tno glob"
+
+
+def test_classify_json(work: Work) -> None:
+    doc = json.loads(evidence(work.path, "classify", "--format", "json", "tests").stdout)
+    assert doc["paths"][0]["evidence"] is True
+    assert "above evidence root" in doc["paths"][0]["reason"]
+
+
+def test_policy_prints_source_and_digest(work: Work) -> None:
+    result = evidence(work.path, "policy", "--format", "json")
+    doc = json.loads(result.stdout)
+    assert doc["source"] == "base:.git-evidence.toml"
+    assert doc["digest"].startswith("sha256:")
+    assert doc["identities"]["evidence_writers"] == ["alice"]
+
+
+def test_policy_server_side_reads_the_default_branch(server: Path) -> None:
+    result = evidence(server, "policy", "--server")
+    assert "source: base:.git-evidence.toml" in result.stdout
+
+
+def test_check_json_matches_the_documented_shape(work: Work) -> None:
+    work.commit("product", {"src/app.py": "x\n"})
+    work.commit("fixture", {"tests/fixtures/a.json": "{}\n"})
+    result = evidence(work.path, "check", "--as", "agent-bot", "--format", "json")
+    assert result.returncode == 1
+    doc = json.loads(result.stdout)
+    assert doc["decision"] == "reject"
+    assert doc["pusher"] == "agent-bot"
+    assert doc["policy"]["source"] == "base:.git-evidence.toml"
+    update = doc["updates"][0]
+    assert update["commits"] == 2
+    rules = {f["rule"] for f in update["findings"]}
+    assert {"mixed-range", "evidence-untrusted"} <= rules
+    mixed = next(f for f in update["findings"] if f["rule"] == "mixed-range")
+    assert mixed["commit"] is None
+    assert mixed["paths"] == {"fixture": ["tests/fixtures/a.json"],
+                              "product": ["src/app.py"]}
+
+
+def test_check_explicit_range_and_clean_range(work: Work) -> None:
+    base = work.head()
+    work.commit("product", {"src/app.py": "x\n"})
+    ok = evidence(work.path, "check", f"{base}..HEAD")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "allowed 1 ref update" in ok.stdout
+    work.commit("mix", {"src/app.py": "y\n", "tests/goldens/out.txt": "z\n"})
+    bad = evidence(work.path, "check", f"{base}..HEAD", "--as", "alice")
+    assert bad.returncode == 1
+    assert "mixed-commit:" in bad.stdout
+
+
+def test_check_of_an_unknown_revision_exits_2(work: Work) -> None:
+    result = evidence(work.path, "check", "nope..HEAD")
+    assert result.returncode == 2
+    assert "'nope' does not name a commit" in result.stderr
+
+
+def test_pre_receive_with_garbage_input_refuses(server: Path) -> None:
+    result = evidence(server, "pre-receive", input=b"this is not a ref update\n")
+    assert result.returncode == 2
+    assert "hook input line 1" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_pre_receive_with_a_missing_object_refuses(server: Path) -> None:
+    main = git(server, "rev-parse", "main").stdout.strip()
+    missing = "1" * 40
+    result = evidence(server, "pre-receive",
+                      input=f"{main} {missing} refs/heads/main\n".encode())
+    assert result.returncode == 1
+    assert "not-a-commit: refs/heads/main" in result.stderr
+
+
+def test_pre_receive_json_goes_to_stderr(server: Path) -> None:
+    main = git(server, "rev-parse", "main").stdout.strip()
+    result = evidence(server, "pre-receive", "--format", "json",
+                      input=f"{main} {main} refs/heads/main\n".encode())
+    assert result.returncode == 0
+    assert json.loads(result.stderr)["decision"] == "allow"
+    assert result.stdout == ""
+
+
+def test_pre_receive_outside_a_repository_fails_closed(tmp_path: Path) -> None:
+    result = evidence(tmp_path, "pre-receive", input=f"{'0' * 40} {'1' * 40} "
+                      "refs/heads/x\n".encode())
+    assert result.returncode == 2
+    assert "git-error" in result.stderr
+
+
+def test_rules_lists_every_rule_with_its_fix() -> None:
+    result = evidence(".", "rules")
+    for rule in ("mixed-commit", "mixed-range", "evidence-untrusted", "notes-forge",
+                 "replace-ref", "ref-namespace", "non-fast-forward", "protected-delete",
+                 "not-a-commit", "other-path", "added-test", "test-edit", "policy-error",
+                 "git-error"):
+        assert f"\n{rule} (" in "\n" + result.stdout
+
+
+def test_every_rule_is_documented_in_the_readme_and_man_page() -> None:
+    root = Path(__file__).resolve().parents[1]
+    readme = (root / "README.md").read_text()
+    man = (root / "man" / "git-evidence.1").read_text()
+    from git_evidence.rules import RULES
+    for rule in RULES:
+        assert f"`{rule}`" in readme, rule
+        assert rule.replace("-", "\\-") in man, rule
