@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import tempfile
@@ -22,8 +23,9 @@ JUDGING = frozenset({"check", *HOOKS})
 
 
 def _add_format(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--format", choices=("text", "json"), default="text",
-                        help="output format (default: text)")
+    parser.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format (default: text)"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,77 +33,95 @@ def build_parser() -> argparse.ArgumentParser:
         prog="git evidence",
         description="Refuse commits and pushes that mix product edits with evidence "
         "edits (fixtures, goldens, oracles, the freeze ledger, the policy). "
-        "Exit 0: allowed; 1: refused (hold or reject); 2: could not decide.")
+        "Exit 0: allowed; 1: refused (hold or reject); 2: could not decide.",
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    p = sub.add_parser("check", help="judge a range as the server would "
-                       "(default: upstream..HEAD)")
-    p.add_argument("ranges", nargs="*", metavar="RANGE",
-                   help="`A..B` or a revision (judged against --base)")
-    p.add_argument("--base", metavar="REF", help="what the range is judged against, "
-                   "and where the policy is read (default: upstream, else the "
-                   "remote's base branch, else the local one)")
-    p.add_argument("--as", dest="as_name", metavar="NAME",
-                   help="judge as this pusher name against the policy's identities")
+    p = sub.add_parser("check", help="judge a range as the server would (default: upstream..HEAD)")
+    p.add_argument(
+        "ranges", nargs="*", metavar="RANGE", help="`A..B` or a revision (judged against --base)"
+    )
+    p.add_argument(
+        "--base",
+        metavar="REF",
+        help="what the range is judged against, "
+        "and where the policy is read (default: upstream, else the "
+        "remote's base branch, else the local one)",
+    )
+    p.add_argument(
+        "--as",
+        dest="as_name",
+        metavar="NAME",
+        help="judge as this pusher name against the policy's identities",
+    )
     _add_format(p)
 
-    p = sub.add_parser("classify", help="print each path's class and the glob that "
-                       "matched")
+    p = sub.add_parser("classify", help="print each path's class and the glob that matched")
     p.add_argument("paths", nargs="+", metavar="PATH")
     p.add_argument("--base", metavar="REF", help="read the policy at REF")
     _add_format(p)
 
-    p = sub.add_parser("policy", help="print the policy in force, its source and "
-                       "digest")
+    p = sub.add_parser("policy", help="print the policy in force, its source and digest")
     p.add_argument("--base", metavar="REF", help="read the policy at REF")
-    p.add_argument("--server", action="store_true",
-                   help="resolve it as pre-receive does in this (bare) repository")
+    p.add_argument(
+        "--server",
+        action="store_true",
+        help="resolve it as pre-receive does in this (bare) repository",
+    )
     _add_format(p)
 
     p = sub.add_parser("pre-commit", help="hook: judge the staged change against HEAD")
     _add_format(p)
 
-    p = sub.add_parser("pre-push", help="hook: judge what a push sends (stdin as git "
-                       "gives it; or PRE_COMMIT_* variables under pre-commit)")
+    p = sub.add_parser(
+        "pre-push",
+        help="hook: judge what a push sends (stdin as git "
+        "gives it; or PRE_COMMIT_* variables under pre-commit)",
+    )
     p.add_argument("remote", nargs="?", help="remote name (from git)")
     p.add_argument("url", nargs="?", help="remote URL (from git)")
     _add_format(p)
 
-    p = sub.add_parser("pre-receive", help="server hook: judge every ref update of a "
-                       "push (stdin: <old> <new> <ref>)")
+    p = sub.add_parser(
+        "pre-receive",
+        help="server hook: judge every ref update of a push (stdin: <old> <new> <ref>)",
+    )
     _add_format(p)
 
-    p = sub.add_parser("install", help="write the hooks into this repository "
-                       "(client) or a bare repository (--server)")
-    p.add_argument("--server", action="store_true",
-                   help="install pre-receive into this bare repository")
-    p.add_argument("--force", action="store_true",
-                   help="replace a hook that git evidence did not write")
+    p = sub.add_parser(
+        "install",
+        help="write the hooks into this repository (client) or a bare repository (--server)",
+    )
+    p.add_argument(
+        "--server", action="store_true", help="install pre-receive into this bare repository"
+    )
+    p.add_argument(
+        "--force", action="store_true", help="replace a hook that git evidence did not write"
+    )
     p.add_argument("--repo", metavar="DIR", help="repository (default: current)")
 
     sub.add_parser("rules", help="list every rule id with its fix")
     return parser
 
 
+COMMAND_MODULES = {
+    "check": "check",
+    "classify": "classify",
+    "policy": "policy",
+    "pre-commit": "pre_commit",
+    "pre-push": "pre_push",
+    "pre-receive": "pre_receive",
+    "install": "install",
+}
+
+
 def _command(name: str) -> Callable[[argparse.Namespace], Report | int]:
     # Each command imports only what it needs, so hooks start fast.
-    if name == "check":
-        from git_evidence.commands.check import run
-    elif name == "classify":
-        from git_evidence.commands.classify import run
-    elif name == "policy":
-        from git_evidence.commands.policy import run
-    elif name == "pre-commit":
-        from git_evidence.commands.pre_commit import run
-    elif name == "pre-push":
-        from git_evidence.commands.pre_push import run
-    elif name == "pre-receive":
-        from git_evidence.commands.pre_receive import run
-    elif name == "install":
-        from git_evidence.commands.install import run
-    else:
-        run = _rules
+    if name not in COMMAND_MODULES:
+        return _rules
+    module = importlib.import_module(f"git_evidence.commands.{COMMAND_MODULES[name]}")
+    run: Callable[[argparse.Namespace], Report | int] = module.run
     return run
 
 
@@ -121,8 +141,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except EvidenceError as exc:
         fix = exc.fix or RULES.get(exc.rule, ("", ""))[1]
         if args.command in JUDGING:
-            report = Report(Identity(None, "no pusher read"), None,
-                            error=error_finding(exc.rule, exc.message, fix))
+            report = Report(
+                Identity(None, "no pusher read"),
+                None,
+                error=error_finding(exc.rule, exc.message, fix),
+            )
             _emit(report, fmt, sys.stderr if hook or fmt == "text" else out)
         else:
             print(f"{PREFIX}: {exc.rule}: {exc.message}\n  To fix: {fix}", file=sys.stderr)
@@ -132,8 +155,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
     except Exception as exc:  # a hook never shows a raw traceback, never allows
         log = _save_trace()
-        print(f"{PREFIX}: internal error, refusing: {type(exc).__name__}: {exc}\n"
-              f"{PREFIX}: full trace in {log}", file=sys.stderr)
+        print(
+            f"{PREFIX}: internal error, refusing: {type(exc).__name__}: {exc}\n"
+            f"{PREFIX}: full trace in {log}",
+            file=sys.stderr,
+        )
         return EXIT_ERROR
     if isinstance(result, int):
         return result

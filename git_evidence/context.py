@@ -33,8 +33,11 @@ def server_policy(git: Git, refs: dict[str, str]) -> Policy:
     if policy.base != head and policy.base in refs:
         again = policy_at(git, refs[policy.base])
         if again.base != policy.base:
-            raise PolicyError(again.source, f"the policy on {policy.base} names "
-                              f"{again.base} as base; they must agree", key="rules.base")
+            raise PolicyError(
+                again.source,
+                f"the policy on {policy.base} names {again.base} as base; they must agree",
+                key="rules.base",
+            )
         policy = again
     return policy
 
@@ -49,15 +52,17 @@ def tracking_ref(remote: str | None, ref: str, refs: dict[str, str]) -> str | No
     it."""
     if remote is None or not ref.startswith("refs/heads/"):
         return None
-    name = f"refs/remotes/{remote}/{ref[len('refs/heads/'):]}"
+    name = f"refs/remotes/{remote}/{ref[len('refs/heads/') :]}"
     return name if name in refs else None
 
 
 def client_policy_rev(git: Git, remote: str | None, refs: dict[str, str]) -> str | None:
     """Where a client reads the policy: the remote's base branch as last fetched, else
     the local base branch, else HEAD."""
-    for candidate in (tracking_ref(remote or "origin", DEFAULT_BASE, refs),
-                      DEFAULT_BASE if DEFAULT_BASE in refs else None):
+    for candidate in (
+        tracking_ref(remote or "origin", DEFAULT_BASE, refs),
+        DEFAULT_BASE if DEFAULT_BASE in refs else None,
+    ):
         if candidate:
             return refs[candidate]
     return git.resolve_commit("HEAD")

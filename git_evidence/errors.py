@@ -48,9 +48,7 @@ class GitError(EvidenceError):
 
     rule = "git-error"
 
-    def __init__(
-        self, cmd: Sequence[str], returncode: int, stdout: bytes, stderr: bytes
-    ) -> None:
+    def __init__(self, cmd: Sequence[str], returncode: int, stdout: bytes, stderr: bytes) -> None:
         self.cmd = tuple(cmd)
         self.returncode = returncode
         self.stdout = stdout

@@ -13,15 +13,22 @@ from git_evidence.ranges import RefUpdate, RefView, plan_updates, stream_commits
 from git_evidence.report import Report
 
 
-def judge(git: Git, updates: Sequence[RefUpdate], policy: Policy, view: RefView,
-          who: Identity, *, named_refs: bool = True) -> Report:
+def judge(
+    git: Git,
+    updates: Sequence[RefUpdate],
+    policy: Policy,
+    view: RefView,
+    who: Identity,
+    *,
+    named_refs: bool = True,
+) -> Report:
     """``named_refs=False`` judges ranges that are not ref updates (``check``)."""
     plans = plan_updates(git, updates, policy, view)
     for plan in plans:
         plan.named_ref = named_refs
     classifier = policy.classifier()
-    summaries = {c.oid: rules.summarize(c, classifier)
-                 for c in stream_commits(git, plans)}
-    verdicts = [rules.judge_update(p, [summaries[c] for c in p.commits], policy, who)
-                for p in plans]
+    summaries = {c.oid: rules.summarize(c, classifier) for c in stream_commits(git, plans)}
+    verdicts = [
+        rules.judge_update(p, [summaries[c] for c in p.commits], policy, who) for p in plans
+    ]
     return Report(who, policy, verdicts)

@@ -8,6 +8,7 @@ objects still in pre-receive quarantine stay visible.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import threading
@@ -80,8 +81,7 @@ class Git:
                 input=input,
                 cwd=self.cwd,
                 env=self.env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
+                capture_output=True,
                 check=False,
             )
         except OSError as exc:
@@ -127,7 +127,11 @@ class Git:
 
     def resolve_commit(self, rev: str) -> str | None:
         code, out = self.run(
-            "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}",
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            "--end-of-options",
+            f"{rev}^{{commit}}",
             ok_codes=(0, 1, 128),
         )
         return out.decode().strip() if code == 0 else None
@@ -170,8 +174,9 @@ class Git:
 
     # -- streams ---------------------------------------------------------------
 
-    def diff_tree_stream(self, revlists: Sequence[Sequence[str]],
-                         members: Sequence[list[str]]) -> Iterator[bytes]:
+    def diff_tree_stream(
+        self, revlists: Sequence[Sequence[str]], members: Sequence[list[str]]
+    ) -> Iterator[bytes]:
         """Yield raw NUL-separated tokens of ``git diff-tree --stdin`` for every commit
         that the ``rev-list`` argument lists in ``revlists`` select (each commit once);
         ``members[i]`` receives the commit ids of ``revlists[i]``.
@@ -180,8 +185,17 @@ class Git:
         commit ids from ``rev-list`` into it while this generator parses the output.
         """
         diff = self.popen(
-            "diff-tree", "--stdin", "-r", "-z", "--raw", "--no-renames", "-c",
-            "--root", "--always", "--no-ext-diff", "--no-textconv",
+            "diff-tree",
+            "--stdin",
+            "-r",
+            "-z",
+            "--raw",
+            "--no-renames",
+            "-c",
+            "--root",
+            "--always",
+            "--no-ext-diff",
+            "--no-textconv",
             "--ignore-submodules=none",
         )
         errors: list[BaseException] = []
@@ -190,7 +204,7 @@ class Git:
             assert diff.stdin is not None
             seen: set[bytes] = set()
             try:
-                for args, member in zip(revlists, members):
+                for args, member in zip(revlists, members, strict=False):
                     lister = self.popen("rev-list", *args, "--")
                     assert lister.stdout is not None
                     for line in lister.stdout:
@@ -201,15 +215,12 @@ class Git:
                             diff.stdin.write(oid + b"\n")
                     stderr = lister.stderr.read() if lister.stderr else b""
                     if lister.wait() != 0:
-                        raise GitError(["git", "rev-list", *args], lister.returncode,
-                                       b"", stderr)
+                        raise GitError(["git", "rev-list", *args], lister.returncode, b"", stderr)
             except BaseException as exc:  # handed to the reading thread
                 errors.append(exc)
             finally:
-                try:
+                with contextlib.suppress(OSError):
                     diff.stdin.close()
-                except OSError:
-                    pass
 
         feeder = threading.Thread(target=feed, daemon=True)
         feeder.start()
@@ -232,16 +243,30 @@ class Git:
             yield rest
 
     def diff_index_cached(self, head: str) -> list[bytes]:
-        return zsplit(self.out(
-            "diff-index", "--cached", "-r", "-z", "--raw", "--no-renames",
-            "--no-ext-diff", "--no-textconv", "--ignore-submodules=none", head,
-        ))
+        return zsplit(
+            self.out(
+                "diff-index",
+                "--cached",
+                "-r",
+                "-z",
+                "--raw",
+                "--no-renames",
+                "--no-ext-diff",
+                "--no-textconv",
+                "--ignore-submodules=none",
+                head,
+            )
+        )
 
     def popen(self, *args: str) -> subprocess.Popen[bytes]:
         try:
             return subprocess.Popen(
-                self._cmd(args), cwd=self.cwd, env=self.env, stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                self._cmd(args),
+                cwd=self.cwd,
+                env=self.env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
             )
         except OSError as exc:
             raise EvidenceError(f"cannot run git: {exc}", fix="install git") from exc
@@ -263,8 +288,9 @@ class CatFile:
         proc.stdin.flush()
         header = proc.stdout.readline().split()
         if len(header) != 3:
-            raise GitError(["git", "cat-file", "--batch"], 128, b"",
-                           f"object {oid} is missing".encode())
+            raise GitError(
+                ["git", "cat-file", "--batch"], 128, b"", f"object {oid} is missing".encode()
+            )
         size = int(header[2])
         data = proc.stdout.read(size + 1)[:size]
         return data

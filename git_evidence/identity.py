@@ -10,31 +10,30 @@ from git_evidence.policy import Policy
 # First one set wins: ours, then what each hosting environment exports to hooks.
 PUSHER_VARIABLES = (
     "GIT_EVIDENCE_PUSHER",  # set by the admin's wrapper, or by hand
-    "GL_USERNAME",          # GitLab
-    "GL_USER",              # gitolite
-    "GITEA_PUSHER_NAME",    # Gitea / Forgejo
-    "GITHUB_USER_LOGIN",    # GitHub Enterprise Server
-    "REMOTE_USER",          # smart HTTP behind a web server with authentication
+    "GL_USERNAME",  # GitLab
+    "GL_USER",  # gitolite
+    "GITEA_PUSHER_NAME",  # Gitea / Forgejo
+    "GITHUB_USER_LOGIN",  # GitHub Enterprise Server
+    "REMOTE_USER",  # smart HTTP behind a web server with authentication
 )
 
 
 @dataclass(frozen=True)
 class Identity:
-    name: str | None          # None: anonymous
-    source: str               # where the name came from
+    name: str | None  # None: anonymous
+    source: str  # where the name came from
     trusted_clone: bool = False  # a client clone marked `evidence.trusted`
 
     def evidence_writer(self, policy: Policy) -> bool:
         return self.trusted_clone or (
-            self.name is not None and self.name in policy.evidence_writers)
+            self.name is not None and self.name in policy.evidence_writers
+        )
 
     def ledger_writer(self, policy: Policy) -> bool:
-        return self.trusted_clone or (
-            self.name is not None and self.name in policy.ledger_writers)
+        return self.trusted_clone or (self.name is not None and self.name in policy.ledger_writers)
 
     def lock_writer(self, policy: Policy) -> bool:
-        return self.trusted_clone or (
-            self.name is not None and self.name in policy.lock_writers)
+        return self.trusted_clone or (self.name is not None and self.name in policy.lock_writers)
 
     def describe(self) -> str:
         if self.trusted_clone:

@@ -9,7 +9,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 PRODUCT, FIXTURE, ORACLE, LEDGER, POLICY = (
-    "product", "fixture", "oracle", "freeze_ledger", "policy")
+    "product",
+    "fixture",
+    "oracle",
+    "freeze_ledger",
+    "policy",
+)
 TEST, NEUTRAL, OTHER = "test", "neutral", "other"
 
 # Highest precedence first: evidence always wins (SPEC §3).
@@ -103,7 +108,7 @@ def _component_regex(part: str) -> str:
             if end == -1:
                 out.append(re.escape(ch))
             else:
-                inner = part[i + 1:end]
+                inner = part[i + 1 : end]
                 if inner.startswith("!"):
                     inner = "^" + inner[1:]
                 out.append("[" + inner.replace("\\", "\\\\") + "]")
@@ -147,15 +152,14 @@ class Change:
     old_oid: str
     new_oid: str
     path: str
-    link_target: str | None = None   # the new symlink's text, when it is one
+    link_target: str | None = None  # the new symlink's text, when it is one
     old_link_target: str | None = None
 
 
 class Classifier:
     """Maps paths (and changes) to path classes under one policy's globs."""
 
-    def __init__(self, globs: Mapping[str, Sequence[str]],
-                 extra_roots: Sequence[str] = ()) -> None:
+    def __init__(self, globs: Mapping[str, Sequence[str]], extra_roots: Sequence[str] = ()) -> None:
         self._patterns: list[tuple[str, str, re.Pattern[str]]] = []
         for klass in PRECEDENCE:
             for glob in globs.get(klass, ()):

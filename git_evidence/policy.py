@@ -16,11 +16,12 @@ from typing import Any
 
 from git_evidence import paths
 from git_evidence.errors import PolicyError
+from git_evidence.paths import Classifier
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
-    import tomli as tomllib
+    import tomli as tomllib  # type: ignore[import-not-found, no-redef, unused-ignore]
 
 POLICY_FILE = ".git-evidence.toml"
 DECISIONS = ("allow", "hold", "reject")
@@ -28,8 +29,7 @@ DECISIONS = ("allow", "hold", "reject")
 DEFAULT_PATHS: dict[str, tuple[str, ...]] = {
     paths.PRODUCT: ("src/**",),
     paths.FIXTURE: ("tests/fixtures/**", "tests/goldens/**", "testdata/**"),
-    paths.ORACLE: ("tests/properties/**", "tests/oracles/**", "**/*.snap",
-                   "**/__snapshots__/**"),
+    paths.ORACLE: ("tests/properties/**", "tests/oracles/**", "**/*.snap", "**/__snapshots__/**"),
     paths.LEDGER: ("tests/freeze.jsonl", "flake_freeze.json", "tests/freezes/**"),
     paths.POLICY: (),
     paths.TEST: ("tests/**",),
@@ -42,8 +42,7 @@ BUILTIN_POLICY_GLOBS = (POLICY_FILE, ".gitattributes", "/.gitmodules", "/.lfscon
 
 @dataclass(frozen=True)
 class Policy:
-    paths: Mapping[str, tuple[str, ...]] = field(
-        default_factory=lambda: dict(DEFAULT_PATHS))
+    paths: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: dict(DEFAULT_PATHS))
     other_path: str = "hold"
     added_test: str = "hold"
     test_edit: str = "hold"
@@ -54,9 +53,12 @@ class Policy:
     ledger_writers: frozenset[str] = frozenset()
     lock_writers: frozenset[str] = frozenset()
     lock_roots: tuple[str, ...] = (
-        "tests/fixtures", "tests/goldens", "testdata", "tests/properties")
-    lock_exclude: tuple[str, ...] = (
-        "**/__pycache__/**", "**/*.pyc", "**/.*.sw?", "**/.DS_Store")
+        "tests/fixtures",
+        "tests/goldens",
+        "testdata",
+        "tests/properties",
+    )
+    lock_exclude: tuple[str, ...] = ("**/__pycache__/**", "**/*.pyc", "**/.*.sw?", "**/.DS_Store")
     notes_ref: str = "refs/notes/evidence"
     lock_required: bool = False
     ledger_path: str = "tests/freeze.jsonl"
@@ -73,23 +75,32 @@ class Policy:
             globs[paths.LEDGER] = (*globs.get(paths.LEDGER, ()), ledger)
         return globs
 
-    def classifier(self) -> paths.Classifier:
-        return paths.Classifier(self.effective_globs(), extra_roots=self.lock_roots)
+    def classifier(self) -> Classifier:
+        return Classifier(self.effective_globs(), extra_roots=self.lock_roots)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "paths": {k: list(v) for k, v in self.effective_globs().items()},
-            "rules": {"other_path": self.other_path, "added_test": self.added_test,
-                      "test_edit": self.test_edit, "protected": list(self.protected),
-                      "base": self.base,
-                      "allow_namespaces": list(self.allow_namespaces)},
-            "identities": {"evidence_writers": sorted(self.evidence_writers),
-                           "ledger_writers": sorted(self.ledger_writers),
-                           "lock_writers": sorted(self.lock_writers)},
-            "lock": {"roots": list(self.lock_roots), "exclude": list(self.lock_exclude),
-                     "notes_ref": self.notes_ref, "required": self.lock_required},
-            "ledger": {"path": self.ledger_path,
-                       "max_window_hours": self.max_window_hours},
+            "rules": {
+                "other_path": self.other_path,
+                "added_test": self.added_test,
+                "test_edit": self.test_edit,
+                "protected": list(self.protected),
+                "base": self.base,
+                "allow_namespaces": list(self.allow_namespaces),
+            },
+            "identities": {
+                "evidence_writers": sorted(self.evidence_writers),
+                "ledger_writers": sorted(self.ledger_writers),
+                "lock_writers": sorted(self.lock_writers),
+            },
+            "lock": {
+                "roots": list(self.lock_roots),
+                "exclude": list(self.lock_exclude),
+                "notes_ref": self.notes_ref,
+                "required": self.lock_required,
+            },
+            "ledger": {"path": self.ledger_path, "max_window_hours": self.max_window_hours},
         }
 
     @property
@@ -120,15 +131,17 @@ class _Reader:
                 if key is None and current == table:
                     return number
                 continue
-            if key is not None and current == table and re.match(
-                    rf"^\s*[\"']?{re.escape(key)}[\"']?\s*=", line):
+            if (
+                key is not None
+                and current == table
+                and re.match(rf"^\s*[\"']?{re.escape(key)}[\"']?\s*=", line)
+            ):
                 return number
         return None
 
     def fail(self, table: str, key: str | None, message: str) -> PolicyError:
         name = f"{table}.{key}" if key else f"[{table}]"
-        return PolicyError(self.source, message, key=name,
-                           line=self.line_of(table, key))
+        return PolicyError(self.source, message, key=name, line=self.line_of(table, key))
 
     def str_list(self, table: str, key: str, value: object) -> tuple[str, ...]:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -147,22 +160,26 @@ class _Reader:
     def ref(self, table: str, key: str, value: object, *, prefix: bool = False) -> str:
         if not isinstance(value, str):
             raise self.fail(table, key, f"expected a string, got {_kind(value)}")
-        if not value.startswith("refs/") or ".." in value or (prefix and
-                                                             not value.endswith("/")):
+        if not value.startswith("refs/") or ".." in value or (prefix and not value.endswith("/")):
             shape = "refs/<namespace>/" if prefix else "refs/heads/<name>"
             raise self.fail(table, key, f"{value!r} is not a full ref name like {shape}")
         return value
 
 
 def _kind(value: object) -> str:
-    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
-            list: "a list", dict: "a table"}.get(type(value), type(value).__name__)
+    return {
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        list: "a list",
+        dict: "a table",
+    }.get(type(value), type(value).__name__)
 
 
 TABLE_KEYS = {
     "paths": set(DEFAULT_PATHS),
-    "rules": {"other_path", "added_test", "test_edit", "protected", "base",
-              "allow_namespaces"},
+    "rules": {"other_path", "added_test", "test_edit", "protected", "base", "allow_namespaces"},
     "identities": {"evidence_writers", "ledger_writers", "lock_writers"},
     "lock": {"roots", "exclude", "notes_ref", "required"},
     "ledger": {"path", "max_window_hours"},
@@ -184,21 +201,29 @@ def parse_policy(data: bytes, source: str) -> Policy:
         message = _LINE_NO.sub("", str(exc)).strip()
         line = int(found.group(1)) if found else max(1, len(text.splitlines()))
         message = message.replace("(at end of document)", "").strip()
-        raise PolicyError(source, f"not valid TOML: {message} (the file ends early)"
-                          if not found else f"not valid TOML: {message}",
-                          line=line) from None
+        raise PolicyError(
+            source,
+            f"not valid TOML: {message} (the file ends early)"
+            if not found
+            else f"not valid TOML: {message}",
+            line=line,
+        ) from None
     reader = _Reader(source, text)
     values: dict[str, Any] = {"source": source}
     for table, body in doc.items():
         if table not in TABLE_KEYS:
-            raise reader.fail(table, None, f"unknown table; expected one of "
-                              f"{', '.join(sorted(TABLE_KEYS))}")
+            raise reader.fail(
+                table, None, f"unknown table; expected one of {', '.join(sorted(TABLE_KEYS))}"
+            )
         if not isinstance(body, dict):
             raise reader.fail(table, None, "expected a table")
         for key in body:
             if key not in TABLE_KEYS[table]:
-                raise reader.fail(table, key, "unknown key; expected one of "
-                                  f"{', '.join(sorted(TABLE_KEYS[table]))}")
+                raise reader.fail(
+                    table,
+                    key,
+                    f"unknown key; expected one of {', '.join(sorted(TABLE_KEYS[table]))}",
+                )
     values.update(_paths(reader, doc.get("paths", {})))
     values.update(_rules(reader, doc.get("rules", {})))
     for key, value in doc.get("identities", {}).items():
@@ -220,8 +245,9 @@ def _rules(reader: _Reader, table: dict[str, Any]) -> dict[str, Any]:
     for key in ("other_path", "added_test", "test_edit"):
         if key in table:
             if table[key] not in DECISIONS:
-                raise reader.fail("rules", key, f"expected one of {', '.join(DECISIONS)}"
-                                  f", got {table[key]!r}")
+                raise reader.fail(
+                    "rules", key, f"expected one of {', '.join(DECISIONS)}, got {table[key]!r}"
+                )
             out[key] = table[key]
     if "protected" in table:
         refs = reader.str_list("rules", "protected", table["protected"])
@@ -231,7 +257,8 @@ def _rules(reader: _Reader, table: dict[str, Any]) -> dict[str, Any]:
     if "allow_namespaces" in table:
         spaces = reader.str_list("rules", "allow_namespaces", table["allow_namespaces"])
         out["allow_namespaces"] = tuple(
-            reader.ref("rules", "allow_namespaces", s, prefix=True) for s in spaces)
+            reader.ref("rules", "allow_namespaces", s, prefix=True) for s in spaces
+        )
     return out
 
 
@@ -249,8 +276,9 @@ def _lock(reader: _Reader, table: dict[str, Any]) -> dict[str, Any]:
         out["notes_ref"] = ref
     if "required" in table:
         if not isinstance(table["required"], bool):
-            raise reader.fail("lock", "required",
-                              f"expected true or false, got {_kind(table['required'])}")
+            raise reader.fail(
+                "lock", "required", f"expected true or false, got {_kind(table['required'])}"
+            )
         out["lock_required"] = table["required"]
     return out
 
@@ -263,19 +291,20 @@ def _ledger(reader: _Reader, table: dict[str, Any]) -> dict[str, Any]:
             raise reader.fail("ledger", "path", f"expected a string, got {_kind(value)}")
         problem = paths.glob_problem(value)
         if problem or any(c in value for c in "*?["):
-            raise reader.fail("ledger", "path",
-                              f"{value!r}: {problem or 'must be a plain path'}")
+            raise reader.fail("ledger", "path", f"{value!r}: {problem or 'must be a plain path'}")
         out["ledger_path"] = paths.canonical_glob(value).strip("/")
     if "max_window_hours" in table:
         value = table["max_window_hours"]
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise reader.fail("ledger", "max_window_hours",
-                              f"expected a positive integer, got {value!r}")
+            raise reader.fail(
+                "ledger", "max_window_hours", f"expected a positive integer, got {value!r}"
+            )
         out["max_window_hours"] = value
     return out
 
 
 # -- where the policy comes from -----------------------------------------------------
+
 
 def read_sealed(path: str) -> Policy:
     source = f"sealed:{path}"
@@ -283,8 +312,7 @@ def read_sealed(path: str) -> Policy:
         with open(path, "rb") as handle:
             data = handle.read()
     except OSError as exc:
-        raise PolicyError(source, f"cannot read the sealed policy: {exc.strerror}"
-                          ) from None
+        raise PolicyError(source, f"cannot read the sealed policy: {exc.strerror}") from None
     return parse_policy(data, source)
 
 

@@ -42,8 +42,10 @@ def parse_receive_lines(data: bytes) -> list[RefUpdate]:
         line = raw.decode("utf-8", "surrogateescape")
         parts = line.split(" ", 2)
         if len(parts) != 3 or not (is_oid(parts[0]) and is_oid(parts[1])):
-            raise UsageError(f"hook input line {number} is not `<old> <new> <ref>`: "
-                             f"{line[:120]!r}", fix="run this as git's pre-receive hook")
+            raise UsageError(
+                f"hook input line {number} is not `<old> <new> <ref>`: {line[:120]!r}",
+                fix="run this as git's pre-receive hook",
+            )
         updates.append(RefUpdate(parts[0], parts[1], parts[2]))
     return updates
 
@@ -55,9 +57,11 @@ def parse_push_lines(data: bytes) -> list[tuple[str, RefUpdate]]:
     for number, raw in enumerate(data.splitlines(), start=1):
         parts = raw.decode("utf-8", "surrogateescape").rsplit(" ", 3)
         if len(parts) != 4 or not (is_oid(parts[1]) and is_oid(parts[3])):
-            raise UsageError(f"pre-push input line {number} is not "
-                             "`<local ref> <local oid> <remote ref> <remote oid>`",
-                             fix="run this as git's pre-push hook")
+            raise UsageError(
+                f"pre-push input line {number} is not "
+                "`<local ref> <local oid> <remote ref> <remote oid>`",
+                fix="run this as git's pre-push hook",
+            )
         out.append((parts[0], RefUpdate(parts[3], parts[1], parts[2])))
     return out
 
@@ -67,9 +71,9 @@ class RefView:
     """The refs an update is judged against: the server's current refs, or on a client
     what it knows of the remote's (its remote-tracking refs)."""
 
-    protected: Mapping[str, str]   # protected ref → current oid (existing ones only)
+    protected: Mapping[str, str]  # protected ref → current oid (existing ones only)
     base_ref: str
-    base: str | None               # current oid of the base ref
+    base: str | None  # current oid of the base ref
 
 
 @dataclass
@@ -79,25 +83,27 @@ class UpdateFacts:
     update: RefUpdate
     protected: bool
     notes: bool
-    commit: str | None = None       # `new` peeled to a commit
-    new_type: str | None = None     # the type of `new` itself (commit, tag, blob ...)
+    commit: str | None = None  # `new` peeled to a commit
+    new_type: str | None = None  # the type of `new` itself (commit, tag, blob ...)
     fast_forward: bool | None = None
     base: str | None = None
     revlist: tuple[str, ...] | None = None  # rev-list arguments for the range
     commits: list[str] = field(default_factory=list)
-    named_ref: bool = True          # False for `check` ranges: no ref-name rules
+    named_ref: bool = True  # False for `check` ranges: no ref-name rules
 
 
-def plan_updates(git: Git, updates: Sequence[RefUpdate], policy: Policy,
-                 view: RefView) -> list[UpdateFacts]:
+def plan_updates(
+    git: Git, updates: Sequence[RefUpdate], policy: Policy, view: RefView
+) -> list[UpdateFacts]:
     wanted = [u.new for u in updates if not u.is_delete]
     wanted += [u.old for u in updates if not u.is_create and u.ref in policy.protected]
     peeled = git.peel_all(sorted(set(wanted)))
     plans = []
     exclude = sorted(set(view.protected.values()))
     for update in updates:
-        facts = UpdateFacts(update, protected=update.ref in policy.protected,
-                            notes=update.ref == policy.notes_ref)
+        facts = UpdateFacts(
+            update, protected=update.ref in policy.protected, notes=update.ref == policy.notes_ref
+        )
         plans.append(facts)
         if update.is_delete or facts.notes:
             continue
@@ -108,17 +114,13 @@ def plan_updates(git: Git, updates: Sequence[RefUpdate], policy: Policy,
         if facts.protected and not update.is_create:
             old = update.old
             # An old tip this repository lacks cannot be an ancestor of what it has.
-            facts.fast_forward = peeled.get(old) is not None and \
-                git.is_ancestor(old, facts.commit)
+            facts.fast_forward = peeled.get(old) is not None and git.is_ancestor(old, facts.commit)
             if facts.fast_forward:
                 facts.base = old
                 facts.revlist = (facts.commit, "--not", old)
             continue
         others = [oid for ref, oid in view.protected.items() if ref != update.ref]
-        if facts.protected:
-            exclude_here = sorted(set(others))
-        else:
-            exclude_here = exclude
+        exclude_here = sorted(set(others)) if facts.protected else exclude
         if view.base is not None:
             facts.base = git.merge_base(view.base, facts.commit)
         facts.revlist = (facts.commit, "--not", *exclude_here)
@@ -142,8 +144,9 @@ class CommitDiff:
     changes: tuple[Change, ...]
 
 
-def parse_raw(tokens: Iterator[bytes], blobs: CatFile,
-              first_commit: str | None = None) -> Iterator[CommitDiff]:
+def parse_raw(
+    tokens: Iterator[bytes], blobs: CatFile, first_commit: str | None = None
+) -> Iterator[CommitDiff]:
     """Parse ``diff-tree -z --raw`` (combined rows for merges) token by token.
 
     ``first_commit`` names the commit when the output has no header (diff-index)."""
@@ -171,8 +174,8 @@ def _change(meta: bytes, path: str, blobs: CatFile) -> Change:
     text = meta.decode()
     parents = len(text) - len(text.lstrip(":"))
     fields = text.lstrip(":").split()
-    modes = fields[:parents + 1]
-    oids = fields[parents + 1:2 * parents + 2]
+    modes = fields[: parents + 1]
+    oids = fields[parents + 1 : 2 * parents + 2]
     letters = fields[2 * parents + 2] if len(fields) > 2 * parents + 2 else "M"
     if parents > 1:
         # combined row: A everywhere = added, D = deleted, anything else = modified
@@ -188,6 +191,16 @@ def _change(meta: bytes, path: str, blobs: CatFile) -> Change:
     return Change(status, old_mode, new_mode, old_oid, new_oid, path, link, old_link)
 
 
-__all__ = ["GITLINK_MODE", "Change", "CommitDiff", "RefUpdate", "RefView",
-           "UpdateFacts", "parse_push_lines", "parse_raw", "parse_receive_lines",
-           "plan_updates", "stream_commits"]
+__all__ = [
+    "GITLINK_MODE",
+    "Change",
+    "CommitDiff",
+    "RefUpdate",
+    "RefView",
+    "UpdateFacts",
+    "parse_push_lines",
+    "parse_raw",
+    "parse_receive_lines",
+    "plan_updates",
+    "stream_commits",
+]

@@ -54,8 +54,9 @@ def to_json(report: Report) -> str:
     doc: dict[str, Any] = {
         "decision": report.decision,
         "pusher": report.who.name,
-        "policy": None if report.policy is None else {
-            "source": report.policy.source, "digest": report.policy.digest},
+        "policy": None
+        if report.policy is None
+        else {"source": report.policy.source, "digest": report.policy.digest},
         "updates": [_update_json(v) for v in report.verdicts],
     }
     if report.error is not None:
@@ -67,16 +68,26 @@ def to_json(report: Report) -> str:
 
 def _update_json(verdict: UpdateVerdict) -> dict[str, Any]:
     facts = verdict.facts
-    return {"ref": facts.update.ref, "old": facts.update.old, "new": facts.update.new,
-            "base": facts.base, "commits": len(facts.commits),
-            "decision": verdict.decision,
-            "findings": [_finding_json(f) for f in verdict.findings]}
+    return {
+        "ref": facts.update.ref,
+        "old": facts.update.old,
+        "new": facts.update.new,
+        "base": facts.base,
+        "commits": len(facts.commits),
+        "decision": verdict.decision,
+        "findings": [_finding_json(f) for f in verdict.findings],
+    }
 
 
 def _finding_json(finding: Finding) -> dict[str, Any]:
-    return {"rule": finding.rule, "decision": finding.decision,
-            "commit": finding.commit, "paths": finding.paths,
-            "message": finding.message, "hint": finding.hint}
+    return {
+        "rule": finding.rule,
+        "decision": finding.decision,
+        "commit": finding.commit,
+        "paths": finding.paths,
+        "message": finding.message,
+        "hint": finding.hint,
+    }
 
 
 def to_text(report: Report, *, verbose: bool = True) -> str:
@@ -93,39 +104,57 @@ def to_text(report: Report, *, verbose: bool = True) -> str:
         lines.append(f"{PREFIX}: {facts.update.ref}: {verdict.decision} ({span})")
         for finding in verdict.findings:
             lines += _finding_lines(finding)
-    lines += textwrap.wrap(_summary(report), WIDTH, subsequent_indent="    ",
-                           break_on_hyphens=False, break_long_words=False)
+    lines += textwrap.wrap(
+        _summary(report),
+        WIDTH,
+        subsequent_indent="    ",
+        break_on_hyphens=False,
+        break_long_words=False,
+    )
     return "\n".join(lines) + "\n"
 
 
 def _finding_lines(finding: Finding) -> list[str]:
     where = " ".join(x for x in (finding.ref, (finding.commit or "")[:12]) if x)
-    head = f"{finding.rule}: {where}: {finding.message}" if where else \
-        f"{finding.rule}: {finding.message}"
-    lines = textwrap.wrap(head, WIDTH, subsequent_indent="    ", break_on_hyphens=False,
-                          break_long_words=False) or [head]
+    head = (
+        f"{finding.rule}: {where}: {finding.message}"
+        if where
+        else f"{finding.rule}: {finding.message}"
+    )
+    lines = textwrap.wrap(
+        head, WIDTH, subsequent_indent="    ", break_on_hyphens=False, break_long_words=False
+    ) or [head]
     for klass, found in finding.paths.items():
         shown = found[:MAX_PATHS]
         for path in shown:
             lines.append(f"    {klass}: {show_path(path)}")
         if len(found) > len(shown):
             lines.append(f"    {klass}: ... and {len(found) - len(shown)} more")
-    lines += textwrap.wrap(f"To fix: {finding.hint}", WIDTH, initial_indent="  ",
-                           subsequent_indent="    ", break_on_hyphens=False,
-                           break_long_words=False)
+    lines += textwrap.wrap(
+        f"To fix: {finding.hint}",
+        WIDTH,
+        initial_indent="  ",
+        subsequent_indent="    ",
+        break_on_hyphens=False,
+        break_long_words=False,
+    )
     return lines
 
 
 def _summary(report: Report) -> str:
-    policy = "no policy" if report.policy is None else \
-        f"{report.policy.source} {report.policy.digest[:19]}"
+    policy = (
+        "no policy"
+        if report.policy is None
+        else f"{report.policy.source} {report.policy.digest[:19]}"
+    )
     who = report.who.describe()
     if report.error is not None:
         return f"{PREFIX}: could not decide, refusing ({who}; {policy})"
     refused = [v for v in report.verdicts if v.decision != ALLOW]
     total = len(report.verdicts)
     if not refused:
-        return f"{PREFIX}: allowed {total} ref update{'s' if total != 1 else ''} " \
-            f"({who}; {policy})"
-    return (f"{PREFIX}: refused: {len(refused)} of {total} ref update"
-            f"{'s' if total != 1 else ''} not allowed ({who}; {policy})")
+        return f"{PREFIX}: allowed {total} ref update{'s' if total != 1 else ''} ({who}; {policy})"
+    return (
+        f"{PREFIX}: refused: {len(refused)} of {total} ref update"
+        f"{'s' if total != 1 else ''} not allowed ({who}; {policy})"
+    )

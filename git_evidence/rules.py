@@ -19,44 +19,64 @@ NON_EVIDENCE_SIDE = frozenset({paths.PRODUCT, paths.TEST, paths.OTHER})
 
 # rule id → (decision, one line saying how to fix it). `{…}` fields are filled in.
 RULES: dict[str, tuple[str | None, str]] = {
-    "mixed-commit": (REJECT,
+    "mixed-commit": (
+        REJECT,
         "split commit {commit}: commit the evidence paths alone and the rest alone "
         "(`git rebase -i {base}`, mark it `edit`, `git reset HEAD~`, two commits), "
-        "then have an evidence writer push the evidence commit"),
-    "mixed-range": (REJECT,
+        "then have an evidence writer push the evidence commit",
+    ),
+    "mixed-range": (
+        REJECT,
         "push the evidence commits apart from the product commits: drop them from this "
-        "branch (`git rebase -i {base}`) and have an evidence writer push them alone"),
-    "evidence-untrusted": (REJECT,
+        "branch (`git rebase -i {base}`) and have an evidence writer push them alone",
+    ),
+    "evidence-untrusted": (
+        REJECT,
         "remove the evidence change from this push (`git rebase -i {base}`), or ask "
-        "{writers} to push it on its own"),
-    "notes-forge": (REJECT,
+        "{writers} to push it on its own",
+    ),
+    "notes-forge": (
+        REJECT,
         "only lock writers ({writers}) update {ref}; push without it "
-        "(`git push <remote> <branch>`, not `--all`/`--mirror`)"),
-    "replace-ref": (REJECT,
+        "(`git push <remote> <branch>`, not `--all`/`--mirror`)",
+    ),
+    "replace-ref": (
+        REJECT,
         "replace refs change what git shows for an object and are never accepted: "
-        "delete it (`git replace -d`) and push without it"),
-    "ref-namespace": (REJECT,
-        "push to a ref under {namespaces} (policy [rules].allow_namespaces)"),
-    "non-fast-forward": (REJECT,
+        "delete it (`git replace -d`) and push without it",
+    ),
+    "ref-namespace": (REJECT, "push to a ref under {namespaces} (policy [rules].allow_namespaces)"),
+    "non-fast-forward": (
+        REJECT,
         "protected history is never rewritten: fetch, rebase onto the server's {ref} "
-        "(`git pull --rebase`) and push again"),
-    "protected-delete": (REJECT,
-        "{ref} is protected and cannot be deleted (policy [rules].protected)"),
-    "not-a-commit": (REJECT,
-        "push a ref that names a commit (a tag must peel to a commit)"),
-    "other-path": (None,
+        "(`git pull --rebase`) and push again",
+    ),
+    "protected-delete": (
+        REJECT,
+        "{ref} is protected and cannot be deleted (policy [rules].protected)",
+    ),
+    "not-a-commit": (REJECT, "push a ref that names a commit (a tag must peel to a commit)"),
+    "other-path": (
+        None,
         "these paths are in no class: classify them in [paths] with a reviewed policy "
-        "change, or push them apart for review"),
-    "added-test": (None,
+        "change, or push them apart for review",
+    ),
+    "added-test": (
+        None,
         "new test files are reviewed before they judge the product: push them in a "
-        "change of their own for a person to accept"),
-    "test-edit": (None,
+        "change of their own for a person to accept",
+    ),
+    "test-edit": (
+        None,
         "edited or deleted test files are reviewed: push them in a change of their own "
-        "for a person to accept"),
-    "policy-error": (REJECT, "fix the policy file named above; until then every push "
-                     "is refused"),
-    "git-error": (REJECT, "the gate could not read what it must judge; nothing was "
-                  "allowed: check the repository (git fsck) and retry"),
+        "for a person to accept",
+    ),
+    "policy-error": (REJECT, "fix the policy file named above; until then every push is refused"),
+    "git-error": (
+        REJECT,
+        "the gate could not read what it must judge; nothing was "
+        "allowed: check the repository (git fsck) and retry",
+    ),
 }
 
 
@@ -95,8 +115,7 @@ def summarize(commit: CommitDiff, classifier: Classifier) -> CommitSummary:
         if match.reason:
             summary.reasons[change.path] = match.reason
         if match.klass == paths.TEST:
-            target = summary.added_tests if change.status == "A" else \
-                summary.changed_tests
+            target = summary.added_tests if change.status == "A" else summary.changed_tests
             target.append(change.path)
     return summary
 
@@ -115,14 +134,28 @@ def worst(decisions: Iterable[str]) -> str:
     return max(decisions, key=SEVERITY.__getitem__, default=ALLOW)
 
 
-def _finding(rule: str, ref: str, *, commit: str | None = None,
-             found: dict[str, list[str]] | None = None, message: str,
-             decision: str | None = None, **fields: str) -> Finding:
+def _finding(
+    rule: str,
+    ref: str,
+    *,
+    commit: str | None = None,
+    found: dict[str, list[str]] | None = None,
+    message: str,
+    decision: str | None = None,
+    **fields: str,
+) -> Finding:
     default, hint = RULES[rule]
     chosen = decision or default
     assert chosen is not None
-    return Finding(rule, chosen, ref, commit, found or {}, message,
-                   hint.format(ref=ref, commit=(commit or "")[:12], **fields))
+    return Finding(
+        rule,
+        chosen,
+        ref,
+        commit,
+        found or {},
+        message,
+        hint.format(ref=ref, commit=(commit or "")[:12], **fields),
+    )
 
 
 def _writers(names: Iterable[str]) -> str:
@@ -140,28 +173,51 @@ def judge_ref(facts: UpdateFacts, policy: Policy, who: Identity) -> list[Finding
     if facts.notes:
         if who.lock_writer(policy):
             return []
-        return [_finding("notes-forge", ref, message=f"{who.describe()} is not a lock "
-                         "writer", writers=_writers(policy.lock_writers))]
+        return [
+            _finding(
+                "notes-forge",
+                ref,
+                message=f"{who.describe()} is not a lock writer",
+                writers=_writers(policy.lock_writers),
+            )
+        ]
     if not any(ref.startswith(space) for space in policy.allow_namespaces):
-        return [_finding("ref-namespace", ref, message="ref outside the allowed "
-                         "namespaces", namespaces=", ".join(policy.allow_namespaces))]
+        return [
+            _finding(
+                "ref-namespace",
+                ref,
+                message="ref outside the allowed namespaces",
+                namespaces=", ".join(policy.allow_namespaces),
+            )
+        ]
     if update.is_delete:
         if facts.protected:
-            return [_finding("protected-delete", ref, message="deleting a protected "
-                             "branch")]
+            return [_finding("protected-delete", ref, message="deleting a protected branch")]
         return []
     if facts.commit is None:
-        return [_finding("not-a-commit", ref, commit=update.new,
-                         message=f"{update.new[:12]} does not resolve to a commit")]
+        return [
+            _finding(
+                "not-a-commit",
+                ref,
+                commit=update.new,
+                message=f"{update.new[:12]} does not resolve to a commit",
+            )
+        ]
     if facts.protected and facts.fast_forward is False:
-        return [_finding("non-fast-forward", ref, commit=facts.commit,
-                         message=f"{update.old[:12]} is not an ancestor of "
-                         f"{facts.commit[:12]}")]
+        return [
+            _finding(
+                "non-fast-forward",
+                ref,
+                commit=facts.commit,
+                message=f"{update.old[:12]} is not an ancestor of {facts.commit[:12]}",
+            )
+        ]
     return []
 
 
-def judge_update(facts: UpdateFacts, commits: Sequence[CommitSummary],
-                 policy: Policy, who: Identity) -> UpdateVerdict:
+def judge_update(
+    facts: UpdateFacts, commits: Sequence[CommitSummary], policy: Policy, who: Identity
+) -> UpdateVerdict:
     ref = facts.update.ref
     findings = judge_ref(facts, policy, who)
     if findings or facts.revlist is None:
@@ -176,37 +232,63 @@ def judge_update(facts: UpdateFacts, commits: Sequence[CommitSummary],
         added.update(dict.fromkeys(commit.added_tests))
         changed.update(dict.fromkeys(commit.changed_tests))
         if commit.evidence and set(commit.by_class) & NON_EVIDENCE_SIDE:
-            findings.append(_finding(
-                "mixed-commit", ref, commit=commit.oid, found=_side_by_side(commit.by_class),
-                message=("merge" if commit.merge else "commit") + " changes evidence and "
-                "product in one", base=base))
+            findings.append(
+                _finding(
+                    "mixed-commit",
+                    ref,
+                    commit=commit.oid,
+                    found=_side_by_side(commit.by_class),
+                    message=("merge" if commit.merge else "commit") + " changes evidence and "
+                    "product in one",
+                    base=base,
+                )
+            )
     evidence = set(union) & EVIDENCE_CLASSES
     # The split trick: no single commit mixes, the range does. (A range whose mix is
     # one mixed commit already has its finding.)
-    if (evidence and set(union) & NON_EVIDENCE_SIDE and not findings
-            and not who.evidence_writer(policy)):
-        findings.append(_finding(
-            "mixed-range", ref, found=_side_by_side(_lists(union)),
-            message=f"the {len(commits)} commits of this range change evidence and "
-            "product between them", base=base))
-    untrusted = {k for k in evidence if not (
-        who.ledger_writer(policy) if k == paths.LEDGER else who.evidence_writer(policy))}
+    if (
+        evidence
+        and set(union) & NON_EVIDENCE_SIDE
+        and not findings
+        and not who.evidence_writer(policy)
+    ):
+        findings.append(
+            _finding(
+                "mixed-range",
+                ref,
+                found=_side_by_side(_lists(union)),
+                message=f"the {len(commits)} commits of this range change evidence and "
+                "product between them",
+                base=base,
+            )
+        )
+    untrusted = {
+        k
+        for k in evidence
+        if not (who.ledger_writer(policy) if k == paths.LEDGER else who.evidence_writer(policy))
+    }
     if untrusted:
-        writers = policy.ledger_writers if untrusted == {paths.LEDGER} else \
-            policy.evidence_writers
-        findings.append(_finding(
-            "evidence-untrusted", ref, found={k: list(union[k]) for k in sorted(untrusted)},
-            message=f"{who.describe()} may not change evidence", base=base,
-            writers=_writers(writers)))
-    for rule, decision, found, what in (
-            ("other-path", policy.other_path, union.get(paths.OTHER, {}),
-             "paths in no class"),
-            ("added-test", policy.added_test, added, "new test files"),
-            ("test-edit", policy.test_edit, changed, "edited or deleted test files")):
-        if found and decision != ALLOW:
+        writers = policy.ledger_writers if untrusted == {paths.LEDGER} else policy.evidence_writers
+        findings.append(
+            _finding(
+                "evidence-untrusted",
+                ref,
+                found={k: list(union[k]) for k in sorted(untrusted)},
+                message=f"{who.describe()} may not change evidence",
+                base=base,
+                writers=_writers(writers),
+            )
+        )
+    for rule, decision, listed, what in (
+        ("other-path", policy.other_path, union.get(paths.OTHER, {}), "paths in no class"),
+        ("added-test", policy.added_test, added, "new test files"),
+        ("test-edit", policy.test_edit, changed, "edited or deleted test files"),
+    ):
+        if listed and decision != ALLOW:
             klass = paths.OTHER if rule == "other-path" else paths.TEST
-            findings.append(_finding(rule, ref, found={klass: list(found)},
-                                     message=what, decision=decision))
+            findings.append(
+                _finding(rule, ref, found={klass: list(listed)}, message=what, decision=decision)
+            )
     return UpdateVerdict(facts, findings)
 
 

@@ -11,8 +11,15 @@ from pathlib import Path
 
 import pytest
 
-PUSHER_VARS = ("GIT_EVIDENCE_PUSHER", "GL_USERNAME", "GL_USER", "GITEA_PUSHER_NAME",
-               "GITHUB_USER_LOGIN", "REMOTE_USER", "GL_ID")
+PUSHER_VARS = (
+    "GIT_EVIDENCE_PUSHER",
+    "GL_USERNAME",
+    "GL_USER",
+    "GITEA_PUSHER_NAME",
+    "GITHUB_USER_LOGIN",
+    "REMOTE_USER",
+    "GL_ID",
+)
 
 POLICY = """\
 [identities]
@@ -30,46 +37,66 @@ def sealed_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     for name, value in {
-        "GIT_AUTHOR_NAME": "Test Author", "GIT_AUTHOR_EMAIL": "author@example.com",
+        "GIT_AUTHOR_NAME": "Test Author",
+        "GIT_AUTHOR_EMAIL": "author@example.com",
         "GIT_COMMITTER_NAME": "Test Committer",
         "GIT_COMMITTER_EMAIL": "committer@example.com",
         "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
         "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
     }.items():
         monkeypatch.setenv(name, value)
-    for name in (*PUSHER_VARS, "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE",
-                 "PRE_COMMIT_HOME"):
+    for name in (*PUSHER_VARS, "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "PRE_COMMIT_HOME"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("PRE_COMMIT_HOME", str(tmp_path / "pre-commit-cache"))
     (home / ".gitconfig").write_text(
-        "[init]\n\tdefaultBranch = main\n[protocol \"file\"]\n\tallow = always\n"
-        "[advice]\n\tdetachedHead = false\n[core]\n\tautocrlf = false\n")
+        '[init]\n\tdefaultBranch = main\n[protocol "file"]\n\tallow = always\n'
+        "[advice]\n\tdetachedHead = false\n[core]\n\tautocrlf = false\n"
+    )
 
 
-def git(cwd: Path | str, *args: str, check: bool = True,
-        env: dict[str, str] | None = None, input: bytes | None = None
-        ) -> subprocess.CompletedProcess[str]:
+def git(
+    cwd: Path | str,
+    *args: str,
+    check: bool = True,
+    env: dict[str, str] | None = None,
+    input: bytes | None = None,
+) -> subprocess.CompletedProcess[str]:
     full = {**os.environ, **(env or {})}
-    proc = subprocess.run(["git", *args], cwd=cwd, env=full, input=input,
-                          capture_output=True, check=False)
-    out = subprocess.CompletedProcess(proc.args, proc.returncode,
-                                      proc.stdout.decode("utf-8", "replace"),
-                                      proc.stderr.decode("utf-8", "replace"))
+    proc = subprocess.run(
+        ["git", *args], cwd=cwd, env=full, input=input, capture_output=True, check=False
+    )
+    out = subprocess.CompletedProcess(
+        proc.args,
+        proc.returncode,
+        proc.stdout.decode("utf-8", "replace"),
+        proc.stderr.decode("utf-8", "replace"),
+    )
     if check and proc.returncode != 0:
-        raise AssertionError(f"git {' '.join(args)} failed ({proc.returncode}):\n"
-                             f"{out.stdout}\n{out.stderr}")
+        raise AssertionError(
+            f"git {' '.join(args)} failed ({proc.returncode}):\n{out.stdout}\n{out.stderr}"
+        )
     return out
 
 
-def evidence(cwd: Path | str, *args: str, input: bytes | None = None,
-             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def evidence(
+    cwd: Path | str, *args: str, input: bytes | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run the real command line, as a user or a hook would."""
     full = {**os.environ, **(env or {})}
-    proc = subprocess.run([sys.executable, "-m", "git_evidence", *args], cwd=cwd,
-                          env=full, input=input, capture_output=True, check=False)
-    return subprocess.CompletedProcess(proc.args, proc.returncode,
-                                       proc.stdout.decode("utf-8", "replace"),
-                                       proc.stderr.decode("utf-8", "replace"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "git_evidence", *args],
+        cwd=cwd,
+        env=full,
+        input=input,
+        capture_output=True,
+        check=False,
+    )
+    return subprocess.CompletedProcess(
+        proc.args,
+        proc.returncode,
+        proc.stdout.decode("utf-8", "replace"),
+        proc.stderr.decode("utf-8", "replace"),
+    )
 
 
 class Work:
@@ -82,14 +109,14 @@ class Work:
         return git(self.path, *args, **kw)  # type: ignore[arg-type]
 
     def write(self, rel: str | bytes, content: str | bytes = "x\n") -> None:
-        target = Path(os.fsdecode(os.path.join(os.fsencode(self.path),
-                                               os.fsencode(rel))))
+        target = Path(os.fsdecode(os.path.join(os.fsencode(self.path), os.fsencode(rel))))
         target.parent.mkdir(parents=True, exist_ok=True)
         data = content.encode() if isinstance(content, str) else content
         target.write_bytes(data)
 
-    def commit(self, message: str, files: dict[str, str] | None = None,
-               remove: tuple[str, ...] = ()) -> str:
+    def commit(
+        self, message: str, files: dict[str, str] | None = None, remove: tuple[str, ...] = ()
+    ) -> str:
         for rel, content in (files or {}).items():
             self.write(rel, content)
         for rel in remove:
@@ -101,8 +128,9 @@ class Work:
     def head(self, rev: str = "HEAD") -> str:
         return self.git("rev-parse", rev).stdout.strip()
 
-    def push(self, *args: str, pusher: str | None = None,
-             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    def push(
+        self, *args: str, pusher: str | None = None, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
         extra = dict(env or {})
         if pusher is not None:
             extra["GIT_EVIDENCE_PUSHER"] = pusher
@@ -122,8 +150,7 @@ SEED = {
 }
 
 
-def make_server(root: Path, files: dict[str, str] | None = None,
-                name: str = "server.git") -> Path:
+def make_server(root: Path, files: dict[str, str] | None = None, name: str = "server.git") -> Path:
     """A bare repository seeded with main (policy, product, fixtures), then protected
     with `git evidence install --server`."""
     bare = root / name

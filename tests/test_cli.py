@@ -51,8 +51,7 @@ def test_check_json_matches_the_documented_shape(work: Work) -> None:
     assert {"mixed-range", "evidence-untrusted"} <= rules
     mixed = next(f for f in update["findings"] if f["rule"] == "mixed-range")
     assert mixed["commit"] is None
-    assert mixed["paths"] == {"fixture": ["tests/fixtures/a.json"],
-                              "product": ["src/app.py"]}
+    assert mixed["paths"] == {"fixture": ["tests/fixtures/a.json"], "product": ["src/app.py"]}
 
 
 def test_check_explicit_range_and_clean_range(work: Work) -> None:
@@ -83,34 +82,47 @@ def test_pre_receive_with_garbage_input_refuses(server: Path) -> None:
 def test_pre_receive_with_a_missing_object_refuses(server: Path) -> None:
     main = git(server, "rev-parse", "main").stdout.strip()
     missing = "1" * 40
-    result = evidence(server, "pre-receive",
-                      input=f"{main} {missing} refs/heads/main\n".encode())
+    result = evidence(server, "pre-receive", input=f"{main} {missing} refs/heads/main\n".encode())
     assert result.returncode == 1
     assert "not-a-commit: refs/heads/main" in result.stderr
 
 
 def test_pre_receive_json_goes_to_stderr(server: Path) -> None:
     main = git(server, "rev-parse", "main").stdout.strip()
-    result = evidence(server, "pre-receive", "--format", "json",
-                      input=f"{main} {main} refs/heads/main\n".encode())
+    result = evidence(
+        server, "pre-receive", "--format", "json", input=f"{main} {main} refs/heads/main\n".encode()
+    )
     assert result.returncode == 0
     assert json.loads(result.stderr)["decision"] == "allow"
     assert result.stdout == ""
 
 
 def test_pre_receive_outside_a_repository_fails_closed(tmp_path: Path) -> None:
-    result = evidence(tmp_path, "pre-receive", input=f"{'0' * 40} {'1' * 40} "
-                      "refs/heads/x\n".encode())
+    result = evidence(
+        tmp_path, "pre-receive", input=f"{'0' * 40} {'1' * 40} refs/heads/x\n".encode()
+    )
     assert result.returncode == 2
     assert "git-error" in result.stderr
 
 
 def test_rules_lists_every_rule_with_its_fix() -> None:
     result = evidence(".", "rules")
-    for rule in ("mixed-commit", "mixed-range", "evidence-untrusted", "notes-forge",
-                 "replace-ref", "ref-namespace", "non-fast-forward", "protected-delete",
-                 "not-a-commit", "other-path", "added-test", "test-edit", "policy-error",
-                 "git-error"):
+    for rule in (
+        "mixed-commit",
+        "mixed-range",
+        "evidence-untrusted",
+        "notes-forge",
+        "replace-ref",
+        "ref-namespace",
+        "non-fast-forward",
+        "protected-delete",
+        "not-a-commit",
+        "other-path",
+        "added-test",
+        "test-edit",
+        "policy-error",
+        "git-error",
+    ):
         assert f"\n{rule} (" in "\n" + result.stdout
 
 
@@ -119,6 +131,7 @@ def test_every_rule_is_documented_in_the_readme_and_man_page() -> None:
     readme = (root / "README.md").read_text()
     man = (root / "man" / "git-evidence.1").read_text()
     from git_evidence.rules import RULES
+
     for rule in RULES:
         assert f"`{rule}`" in readme, rule
         assert rule.replace("-", "\\-") in man, rule

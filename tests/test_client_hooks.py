@@ -183,8 +183,7 @@ def test_pre_push_sees_through_a_client_side_replace_ref(clone: Work) -> None:
     assert "mixed-commit: refs/heads/main" in result.stderr
 
 
-def test_no_verify_skips_client_hooks_but_the_server_holds(tmp_path: Path,
-                                                          server: Path) -> None:
+def test_no_verify_skips_client_hooks_but_the_server_holds(tmp_path: Path, server: Path) -> None:
     work = Work(tmp_path / "w")
     git(tmp_path, "clone", "-q", str(server), str(work.path))
     assert evidence(work.path, "install").returncode == 0
@@ -199,10 +198,15 @@ def test_no_verify_skips_client_hooks_but_the_server_holds(tmp_path: Path,
 
 # -- the pre-commit framework ------------------------------------------------------------
 
+
 def _pre_commit(work: Work, *args: str) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(PROJECT),
-                           *args, "--verbose"], cwd=work.path, capture_output=True,
-                          text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "try-repo", str(PROJECT), *args, "--verbose"],
+        cwd=work.path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     return proc
 
 
@@ -228,9 +232,19 @@ def test_pre_commit_framework_push_stage(clone: Work) -> None:
     clone.write("tests/fixtures/a.json", "{}\n")
     clone.git("add", "-A")
     clone.git("commit", "-qm", "mixed", "--no-verify")
-    args = ("git-evidence-push", "--hook-stage", "pre-push", "--remote-name", "origin",
-            "--remote-branch", "refs/heads/main", "--local-branch", "refs/heads/main",
-            "--remote-url", "file:///remote.git")
+    args = (
+        "git-evidence-push",
+        "--hook-stage",
+        "pre-push",
+        "--remote-name",
+        "origin",
+        "--remote-branch",
+        "refs/heads/main",
+        "--local-branch",
+        "refs/heads/main",
+        "--remote-url",
+        "file:///remote.git",
+    )
     result = _pre_commit(clone, *args, "--from-ref", base, "--to-ref", clone.head())
     assert result.returncode == 1, result.stdout + result.stderr
     assert "mixed-commit" in result.stdout

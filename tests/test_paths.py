@@ -20,25 +20,28 @@ from git_evidence.policy import Policy
 CLASSIFIER = Policy().classifier()
 
 
-@pytest.mark.parametrize(("path", "klass"), [
-    ("src/app.py", "product"),
-    ("tests/fixtures/a.json", "fixture"),
-    ("tests/fixtures/a/b/c", "fixture"),
-    ("tests/fixtures_old/a", "test"),
-    ("testdata/x", "fixture"),
-    ("deep/dir/view.snap", "oracle"),
-    ("src/__snapshots__/x.txt", "oracle"),
-    ("tests/freeze.jsonl", "freeze_ledger"),
-    ("tests/test_app.py", "test"),
-    ("docs/a.md", "neutral"),
-    ("pkg/README.md", "neutral"),
-    (".gitattributes", "policy"),
-    ("src/deep/.gitattributes", "policy"),
-    (".gitmodules", "policy"),
-    ("sub/.gitmodules", "other"),
-    (".git-evidence.toml", "policy"),
-    ("Makefile", "other"),
-])
+@pytest.mark.parametrize(
+    ("path", "klass"),
+    [
+        ("src/app.py", "product"),
+        ("tests/fixtures/a.json", "fixture"),
+        ("tests/fixtures/a/b/c", "fixture"),
+        ("tests/fixtures_old/a", "test"),
+        ("testdata/x", "fixture"),
+        ("deep/dir/view.snap", "oracle"),
+        ("src/__snapshots__/x.txt", "oracle"),
+        ("tests/freeze.jsonl", "freeze_ledger"),
+        ("tests/test_app.py", "test"),
+        ("docs/a.md", "neutral"),
+        ("pkg/README.md", "neutral"),
+        (".gitattributes", "policy"),
+        ("src/deep/.gitattributes", "policy"),
+        (".gitmodules", "policy"),
+        ("sub/.gitmodules", "other"),
+        (".git-evidence.toml", "policy"),
+        ("Makefile", "other"),
+    ],
+)
 def test_default_classes(path: str, klass: str) -> None:
     assert CLASSIFIER.classify(path).klass == klass
 
@@ -49,16 +52,24 @@ def test_evidence_wins_over_product() -> None:
 
 def test_glob_spans_whole_components_only() -> None:
     import re
+
     pattern = re.compile(glob_regex("tests/fixtures/**"))
     assert pattern.fullmatch("tests/fixtures/a/b")
     assert not pattern.fullmatch("tests/fixtures_old/a")
     assert not re.fullmatch(glob_regex("/.gitmodules"), "x/.gitmodules")
 
 
-@pytest.mark.parametrize("spelling", [
-    "Tests/Fixtures/a.json", "tests/fix\u200ctures/a.json", "tests/fixtures./a.json",
-    "tests/fixtures /a.json", "TESTS/FIXTURES/A.JSON", "tests/\u00adfixtures/a.json",
-])
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "Tests/Fixtures/a.json",
+        "tests/fix\u200ctures/a.json",
+        "tests/fixtures./a.json",
+        "tests/fixtures /a.json",
+        "TESTS/FIXTURES/A.JSON",
+        "tests/\u00adfixtures/a.json",
+    ],
+)
 def test_spellings_fold_to_evidence(spelling: str) -> None:
     assert CLASSIFIER.classify(spelling).klass == "fixture"
 
@@ -69,8 +80,15 @@ def test_non_utf8_path_does_not_crash() -> None:
 
 
 def test_symlink_into_fixtures_is_evidence() -> None:
-    link = Change("A", "000000", "120000", "0" * 40, "1" * 40, "src/data",
-                  link_target="../tests/fixtures/a.json")
+    link = Change(
+        "A",
+        "000000",
+        "120000",
+        "0" * 40,
+        "1" * 40,
+        "src/data",
+        link_target="../tests/fixtures/a.json",
+    )
     assert CLASSIFIER.classify_change(link).klass == "fixture"
 
 
@@ -89,7 +107,9 @@ def test_entry_above_an_evidence_root_is_evidence() -> None:
 
 path_text = st.text(
     alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\0"),
-    min_size=0, max_size=30)
+    min_size=0,
+    max_size=30,
+)
 
 
 @given(path_text)
@@ -98,8 +118,7 @@ def test_folding_is_idempotent(text: str) -> None:
     assert fold_path(fold_path(text)) == fold_path(text)
 
 
-ROOTS = ["tests/fixtures", "tests/goldens", "testdata", "tests/properties",
-         "tests/oracles"]
+ROOTS = ["tests/fixtures", "tests/goldens", "testdata", "tests/properties", "tests/oracles"]
 IGNORABLES = ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad"]
 
 

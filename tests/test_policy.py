@@ -36,8 +36,7 @@ def test_wrong_type_names_the_key() -> None:
 
 
 def test_bad_decision_is_an_error() -> None:
-    assert "expected one of allow, hold, reject" in str(
-        error("[rules]\nother_path = 'maybe'\n"))
+    assert "expected one of allow, hold, reject" in str(error("[rules]\nother_path = 'maybe'\n"))
 
 
 def test_glob_with_dotdot_is_an_error() -> None:

@@ -11,8 +11,7 @@ import pytest
 from conftest import Work, git, make_server
 
 AGENT = "agent-bot"
-CLASSES = ("product", "fixture", "oracle", "freeze_ledger", "policy", "test", "neutral",
-           "other")
+CLASSES = ("product", "fixture", "oracle", "freeze_ledger", "policy", "test", "neutral", "other")
 
 
 def remote(result: subprocess.CompletedProcess[str]) -> str:
@@ -22,9 +21,12 @@ def remote(result: subprocess.CompletedProcess[str]) -> str:
     for line in result.stderr.splitlines():
         if not line.startswith("remote: "):
             continue
-        text = line[len("remote: "):].rstrip()
-        if text.startswith("    ") and lines and not text.lstrip().startswith(
-                tuple(f"{k}:" for k in CLASSES)):
+        text = line[len("remote: ") :].rstrip()
+        if (
+            text.startswith("    ")
+            and lines
+            and not text.lstrip().startswith(tuple(f"{k}:" for k in CLASSES))
+        ):
             lines[-1] += " " + text.strip()
         else:
             lines.append(text)
@@ -40,6 +42,7 @@ def server_tip(work: Work, ref: str = "refs/heads/main") -> str:
 
 
 # -- controls: these must pass -----------------------------------------------------
+
 
 def test_product_only_push_is_allowed(work: Work) -> None:
     work.commit("fix", {"src/app.py": "print('fixed')\n"})
@@ -86,8 +89,13 @@ def test_merging_main_into_feature_branch_is_allowed(work: Work, tmp_path: Path)
     work.commit("feature", {"src/feature.py": "f\n"})
     assert work.push("origin", "feat", pusher=AGENT).returncode == 0
     trusted = Work(tmp_path / "alice")
-    git(tmp_path, "clone", "-q", str(work.git("remote", "get-url", "origin").stdout.strip()),
-        str(trusted.path))
+    git(
+        tmp_path,
+        "clone",
+        "-q",
+        str(work.git("remote", "get-url", "origin").stdout.strip()),
+        str(trusted.path),
+    )
     trusted.commit("golden", {"tests/goldens/out.txt": "v3\n"})
     assert trusted.push("origin", "HEAD:main", pusher="alice").returncode == 0
     work.git("fetch", "-q", "origin")
@@ -126,6 +134,7 @@ def test_clean_merge_of_product_branch_is_allowed(work: Work) -> None:
 
 # -- the fence: mixes ----------------------------------------------------------------
 
+
 def test_mixed_commit_is_refused(work: Work) -> None:
     sha = work.commit("fix", {"src/app.py": "x\n", "tests/fixtures/a.json": "{}\n"})
     result = work.push("origin", "HEAD:main", pusher=AGENT)
@@ -134,8 +143,11 @@ def test_mixed_commit_is_refused(work: Work) -> None:
     assert f"\nmixed-commit: refs/heads/main {sha[:12]}: commit changes" in said
     assert "\n    fixture: tests/fixtures/a.json\n    product: src/app.py\n" in said
     assert "\n  To fix: split commit" in said
-    assert all(len(line) <= 80 for line in result.stderr.replace(" " * 8 + "\n", "\n")
-               .splitlines() if line.startswith("remote:"))
+    assert all(
+        len(line) <= 80
+        for line in result.stderr.replace(" " * 8 + "\n", "\n").splitlines()
+        if line.startswith("remote:")
+    )
     assert server_tip(work) != sha
 
 
@@ -147,8 +159,7 @@ def test_trusted_mixed_commit_is_refused(work: Work) -> None:
 
 
 def test_test_code_beside_fixture_is_a_mixed_commit(work: Work) -> None:
-    work.commit("loosen", {"tests/test_app.py": "# weaker\n",
-                           "tests/fixtures/a.json": "{}\n"})
+    work.commit("loosen", {"tests/test_app.py": "# weaker\n", "tests/fixtures/a.json": "{}\n"})
     assert refused(work.push("origin", "HEAD:main", pusher="alice"), "mixed-commit")
 
 
@@ -190,8 +201,7 @@ def test_rename_within_fixtures_is_refused_for_untrusted(work: Work) -> None:
 
 
 def test_copy_into_fixtures_is_refused(work: Work) -> None:
-    work.commit("copy", {"tests/fixtures/app_copy.py":
-                         (work.path / "src/app.py").read_text()})
+    work.commit("copy", {"tests/fixtures/app_copy.py": (work.path / "src/app.py").read_text()})
     result = work.push("origin", "HEAD:main", pusher=AGENT)
     assert refused(result, "evidence-untrusted")
     assert "fixture: tests/fixtures/app_copy.py" in remote(result)
@@ -258,14 +268,15 @@ def test_gitlink_on_evidence_path_is_refused(work: Work) -> None:
 
 
 def test_gitmodules_is_policy(work: Work) -> None:
-    work.commit("submodule config", {".gitmodules": "[submodule \"x\"]\n\tpath = x\n"})
+    work.commit("submodule config", {".gitmodules": '[submodule "x"]\n\tpath = x\n'})
     result = work.push("origin", "HEAD:main", pusher=AGENT)
     assert refused(result, "evidence-untrusted")
     assert "policy: .gitmodules" in remote(result)
 
 
-@pytest.mark.parametrize("where", [".gitattributes", "src/.gitattributes",
-                                   "tests/fixtures/deep/.gitattributes"])
+@pytest.mark.parametrize(
+    "where", [".gitattributes", "src/.gitattributes", "tests/fixtures/deep/.gitattributes"]
+)
 def test_gitattributes_anywhere_is_refused(work: Work, where: str) -> None:
     work.commit("attributes", {where: "*.json filter=rewrite\n"})
     result = work.push("origin", "HEAD:main", pusher=AGENT)
@@ -280,11 +291,12 @@ def test_policy_file_change_is_refused_for_untrusted(work: Work) -> None:
 
 
 def test_policy_loosened_in_the_same_push_is_refused(work: Work) -> None:
-    loose = "[paths]\nfixture = []\noracle = []\nproduct = ['src/**', 'tests/**']\n" \
+    loose = (
+        "[paths]\nfixture = []\noracle = []\nproduct = ['src/**', 'tests/**']\n"
         "[identities]\nevidence_writers = ['agent-bot']\n"
+    )
     work.commit("loosen policy", {".git-evidence.toml": loose})
-    work.commit("now edit the judge", {"src/app.py": "bug\n",
-                                       "tests/fixtures/a.json": "{}\n"})
+    work.commit("now edit the judge", {"src/app.py": "bug\n", "tests/fixtures/a.json": "{}\n"})
     result = work.push("origin", "HEAD:main", pusher=AGENT)
     assert refused(result, "mixed-commit")
     assert refused(result, "evidence-untrusted")
@@ -292,15 +304,19 @@ def test_policy_loosened_in_the_same_push_is_refused(work: Work) -> None:
 
 # -- spellings of evidence paths ------------------------------------------------------
 
-@pytest.mark.parametrize("path", [
-    "Tests/Fixtures/a.json",            # case variant
-    "TESTS/FIXTURES/new.json",
-    "tests/fix\u200ctures/a.json",      # zero-width non-joiner
-    "tests/fixtures\u200b/a.json",      # zero-width space
-    "tests/fixtures./a.json",           # trailing dot (Windows drops it)
-    "tests/fixtures /a.json",           # trailing space
-    "tests/fixtures/интервью.json",     # non-ASCII name under a fixture root
-])
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "Tests/Fixtures/a.json",  # case variant
+        "TESTS/FIXTURES/new.json",
+        "tests/fix\u200ctures/a.json",  # zero-width non-joiner
+        "tests/fixtures\u200b/a.json",  # zero-width space
+        "tests/fixtures./a.json",  # trailing dot (Windows drops it)
+        "tests/fixtures /a.json",  # trailing space
+        "tests/fixtures/интервью.json",  # non-ASCII name under a fixture root
+    ],
+)
 def test_evidence_path_spellings_are_refused(work: Work, path: str) -> None:
     work.commit("spelling", {"src/app.py": "bug\n", path: "{}\n"})
     result = work.push("origin", "HEAD:main", pusher=AGENT)
@@ -308,8 +324,10 @@ def test_evidence_path_spellings_are_refused(work: Work, path: str) -> None:
 
 
 def test_nfd_spelling_of_evidence_path_is_refused(tmp_path: Path) -> None:
-    policy = ('[paths]\nfixture = ["tests/fixtures/**", "tests/r\u00e9sultats/**"]\n'
-              '[identities]\nevidence_writers = ["alice"]\n')
+    policy = (
+        '[paths]\nfixture = ["tests/fixtures/**", "tests/r\u00e9sultats/**"]\n'
+        '[identities]\nevidence_writers = ["alice"]\n'
+    )
     bare = make_server(tmp_path, {".git-evidence.toml": policy})
     work = Work(tmp_path / "w")
     git(tmp_path, "clone", "-q", str(bare), str(work.path))
@@ -342,13 +360,14 @@ def test_snapshot_at_any_depth_is_an_oracle(work: Work) -> None:
 
 # -- merges ------------------------------------------------------------------------------
 
+
 def test_evil_merge_is_refused(work: Work) -> None:
     work.git("checkout", "-qb", "feat")
     work.commit("feature", {"src/feat.py": "f\n"})
     work.git("checkout", "-q", "main")
     work.commit("main side", {"src/app.py": "m\n"})
     work.git("merge", "-q", "--no-ff", "--no-commit", "feat")
-    work.write("tests/fixtures/a.json", "{\"evil\": true}\n")
+    work.write("tests/fixtures/a.json", '{"evil": true}\n')
     work.git("add", "-A")
     work.git("commit", "-qm", "merge feat")
     merge = work.head()
@@ -365,7 +384,7 @@ def test_evil_merge_mixing_in_the_merge_itself_is_a_mixed_commit(work: Work) -> 
     work.git("checkout", "-q", "main")
     work.commit("main side", {"src/app.py": "m\n"})
     work.git("merge", "-q", "--no-ff", "--no-commit", "feat")
-    work.write("tests/fixtures/a.json", "{\"evil\": true}\n")
+    work.write("tests/fixtures/a.json", '{"evil": true}\n')
     work.write("src/extra.py", "sneaky\n")
     work.git("add", "-A")
     work.git("commit", "-qm", "merge feat")
@@ -375,8 +394,11 @@ def test_evil_merge_mixing_in_the_merge_itself_is_a_mixed_commit(work: Work) -> 
 
 
 def test_octopus_merge_bringing_evidence_is_refused(work: Work) -> None:
-    for name, files in (("p1", {"src/p1.py": "1\n"}), ("p2", {"src/p2.py": "2\n"}),
-                        ("ev", {"tests/fixtures/c.json": "{}\n"})):
+    for name, files in (
+        ("p1", {"src/p1.py": "1\n"}),
+        ("p2", {"src/p2.py": "2\n"}),
+        ("ev", {"tests/fixtures/c.json": "{}\n"}),
+    ):
         work.git("checkout", "-q", "-b", name, "main")
         work.commit(name, files)
     work.git("checkout", "-q", "main")
@@ -410,6 +432,7 @@ def test_unrelated_history_merge_is_refused(work: Work) -> None:
 
 # -- history shape and refs ---------------------------------------------------------------
 
+
 def test_force_push_to_main_is_refused(work: Work) -> None:
     work.git("commit", "-q", "--amend", "-m", "rewritten seed")
     result = work.push("--force", "origin", "HEAD:main", pusher="alice")
@@ -417,8 +440,10 @@ def test_force_push_to_main_is_refused(work: Work) -> None:
 
 
 def test_deleting_protected_branch_is_refused(tmp_path: Path) -> None:
-    policy = ('[rules]\nprotected = ["refs/heads/main", "refs/heads/release"]\n'
-              '[identities]\nevidence_writers = ["alice"]\n')
+    policy = (
+        '[rules]\nprotected = ["refs/heads/main", "refs/heads/release"]\n'
+        '[identities]\nevidence_writers = ["alice"]\n'
+    )
     bare = make_server(tmp_path, {".git-evidence.toml": policy})
     work = Work(tmp_path / "w")
     git(tmp_path, "clone", "-q", str(bare), str(work.path))
@@ -477,8 +502,7 @@ def test_client_side_replace_ref_does_not_hide_evidence(work: Work) -> None:
 
 
 def test_ref_outside_allowed_namespaces_is_refused(work: Work) -> None:
-    assert refused(work.push("origin", "HEAD:refs/sneaky/x", pusher=AGENT),
-                   "ref-namespace")
+    assert refused(work.push("origin", "HEAD:refs/sneaky/x", pusher=AGENT), "ref-namespace")
 
 
 def test_notes_push_by_untrusted_is_refused(work: Work) -> None:
@@ -496,8 +520,7 @@ def test_notes_push_by_lock_writer_is_allowed(work: Work) -> None:
 def test_push_options_do_not_bypass_the_gate(work: Work, server: Path) -> None:
     git(server, "config", "receive.advertisePushOptions", "true")
     work.commit("mixed", {"src/app.py": "bug\n", "tests/fixtures/a.json": "{}\n"})
-    result = work.push("-o", "evidence.skip", "-o", "ci.skip", "origin", "HEAD:main",
-                       pusher=AGENT)
+    result = work.push("-o", "evidence.skip", "-o", "ci.skip", "origin", "HEAD:main", pusher=AGENT)
     assert refused(result, "mixed-commit")
 
 
@@ -515,6 +538,7 @@ def test_multi_ref_push_with_one_bad_ref_updates_nothing(work: Work) -> None:
 
 # -- who pushes ---------------------------------------------------------------------------
 
+
 def test_evidence_by_untrusted_pusher_is_refused(work: Work) -> None:
     work.commit("golden", {"tests/goldens/out.txt": "moved\n"})
     result = work.push("origin", "HEAD:main", pusher=AGENT)
@@ -529,8 +553,9 @@ def test_evidence_by_anonymous_pusher_is_refused(work: Work) -> None:
     assert "anonymous may not change evidence" in remote(result)
 
 
-@pytest.mark.parametrize("variable", ["GL_USERNAME", "GL_USER", "GITEA_PUSHER_NAME",
-                                      "GITHUB_USER_LOGIN", "REMOTE_USER"])
+@pytest.mark.parametrize(
+    "variable", ["GL_USERNAME", "GL_USER", "GITEA_PUSHER_NAME", "GITHUB_USER_LOGIN", "REMOTE_USER"]
+)
 def test_hosting_identity_variables_name_the_pusher(work: Work, variable: str) -> None:
     work.commit("golden", {"tests/goldens/out.txt": "moved\n"})
     assert work.push("origin", "HEAD:main", env={variable: "alice"}).returncode == 0
@@ -543,6 +568,7 @@ def test_ledger_append_needs_a_ledger_writer(work: Work) -> None:
 
 
 # -- the [rules] table ---------------------------------------------------------------------
+
 
 def test_unclassified_path_is_held(work: Work) -> None:
     work.commit("ci", {".github/workflows/ci.yml": "on: push\n"})
@@ -572,10 +598,12 @@ def test_rules_table_can_allow_other_paths(tmp_path: Path) -> None:
 
 # -- failing closed ------------------------------------------------------------------------
 
-def test_malformed_sealed_policy_refuses_every_push(work: Work, server: Path,
-                                                    tmp_path: Path) -> None:
+
+def test_malformed_sealed_policy_refuses_every_push(
+    work: Work, server: Path, tmp_path: Path
+) -> None:
     sealed = tmp_path / "policy.toml"
-    sealed.write_text("[rules]\nother_path = \"hold\"\nprotected = [\n")
+    sealed.write_text('[rules]\nother_path = "hold"\nprotected = [\n')
     git(server, "config", "evidence.policyFile", str(sealed))
     work.commit("fix", {"src/app.py": "ok\n"})
     result = work.push("origin", "HEAD:main", pusher=AGENT)
@@ -584,10 +612,11 @@ def test_malformed_sealed_policy_refuses_every_push(work: Work, server: Path,
     assert "Traceback" not in result.stderr
 
 
-def test_unknown_key_in_sealed_policy_refuses_every_push(work: Work, server: Path,
-                                                         tmp_path: Path) -> None:
+def test_unknown_key_in_sealed_policy_refuses_every_push(
+    work: Work, server: Path, tmp_path: Path
+) -> None:
     sealed = tmp_path / "policy.toml"
-    sealed.write_text("[rules]\nother_path = \"hold\"\nskip_all = true\n")
+    sealed.write_text('[rules]\nother_path = "hold"\nskip_all = true\n')
     git(server, "config", "evidence.policyFile", str(sealed))
     work.commit("fix", {"src/app.py": "ok\n"})
     result = work.push("origin", "HEAD:main", pusher=AGENT)
@@ -601,8 +630,9 @@ def test_missing_sealed_policy_refuses(work: Work, server: Path) -> None:
     assert refused(work.push("origin", "HEAD:main", pusher=AGENT), "policy-error")
 
 
-def test_sealed_policy_wins_over_the_file_in_the_repository(work: Work, server: Path,
-                                                            tmp_path: Path) -> None:
+def test_sealed_policy_wins_over_the_file_in_the_repository(
+    work: Work, server: Path, tmp_path: Path
+) -> None:
     sealed = tmp_path / "policy.toml"
     sealed.write_text('[identities]\nevidence_writers = ["bob"]\n')
     git(server, "config", "evidence.policyFile", str(sealed))
@@ -618,5 +648,4 @@ def test_broken_policy_on_main_refuses_with_its_line(tmp_path: Path) -> None:
     work.commit("fix", {"src/app.py": "ok\n"})
     result = work.push("origin", "HEAD:main", pusher=AGENT)
     assert refused(result, "policy-error")
-    assert "base:.git-evidence.toml:2: paths.product: expected a list of strings" in \
-        remote(result)
+    assert "base:.git-evidence.toml:2: paths.product: expected a list of strings" in remote(result)

@@ -16,6 +16,7 @@ from git_evidence.report import Report
 def run(args: argparse.Namespace) -> Report:
     git = Git()
     refs = git.refs()
+    base: str | None
     if args.base:
         base = _commit(git, args.base)
         policy = policy_at(git, base)
@@ -26,14 +27,14 @@ def run(args: argparse.Namespace) -> Report:
     report = Report(who, policy)
     for text in args.ranges or ["HEAD"]:
         start, sep, end = text.partition("..")
+        bottom: str | None
         if sep:
             bottom, top = _commit(git, start or "HEAD"), _commit(git, end or "HEAD")
         else:
             bottom, top = base, _commit(git, text)
         view = RefView({policy.base: bottom} if bottom else {}, policy.base, bottom)
         zero = "0" * len(top)
-        part = gate.judge(git, [RefUpdate(zero, top, text)], policy, view, who,
-                          named_refs=False)
+        part = gate.judge(git, [RefUpdate(zero, top, text)], policy, view, who, named_refs=False)
         for verdict in part.verdicts:
             if sep:
                 verdict.facts.base = bottom

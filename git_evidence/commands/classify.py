@@ -29,12 +29,22 @@ def run(args: argparse.Namespace) -> int:
             structural = classifier.root_relation(path)
             if structural is not None:
                 match = structural
-        rows.append({"path": path, "class": match.klass, "glob": match.glob,
-                     "evidence": match.klass in EVIDENCE_CLASSES,
-                     "reason": match.reason})
+        rows.append(
+            {
+                "path": path,
+                "class": match.klass,
+                "glob": match.glob,
+                "evidence": match.klass in EVIDENCE_CLASSES,
+                "reason": match.reason,
+            }
+        )
     if args.format == "json":
-        print(json.dumps({"policy": {"source": policy.source, "digest": policy.digest},
-                          "paths": rows}, indent=1))
+        print(
+            json.dumps(
+                {"policy": {"source": policy.source, "digest": policy.digest}, "paths": rows},
+                indent=1,
+            )
+        )
     else:
         for row in rows:
             why = row["reason"] or (f"glob {row['glob']}" if row["glob"] else "no glob")

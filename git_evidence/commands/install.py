@@ -34,12 +34,17 @@ exec {python} -m git_evidence {hook} "$@"
 def run(args: argparse.Namespace) -> int:
     git = Git(cwd=args.repo)
     if git.run("rev-parse", "--git-dir", ok_codes=(0, 128))[0] != 0:
-        raise UsageError(f"{args.repo or os.getcwd()} is not a git repository",
-                         fix="run it inside the repository, or pass --repo DIR")
+        raise UsageError(
+            f"{args.repo or os.getcwd()} is not a git repository",
+            fix="run it inside the repository, or pass --repo DIR",
+        )
     bare = git.is_bare()
     if args.server and not bare:
-        print("git-evidence: warning: --server into a repository with a work tree; "
-              "pushes to its checked-out branch are judged too", file=sys.stderr)
+        print(
+            "git-evidence: warning: --server into a repository with a work tree; "
+            "pushes to its checked-out branch are judged too",
+            file=sys.stderr,
+        )
     hooks_dir = git.git_path("hooks")
     os.makedirs(hooks_dir, exist_ok=True)
     names = SERVER_HOOKS if args.server else CLIENT_HOOKS
@@ -52,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
                     raise UsageError(
                         f"{path} exists and was not written by git evidence",
                         fix=f"chain it yourself (add `{sys.executable} -m git_evidence "
-                        f"{name} \"$@\"` to it), or rerun with --force to replace it")
+                        f'{name} "$@"` to it), or rerun with --force to replace it',
+                    )
         planned.append((name, path))
     for name, path in planned:
         with open(path, "w", encoding="utf-8") as handle:
@@ -71,7 +77,7 @@ def _remotes(git: Git) -> list[str]:
 
 def _add_notes_refspec(git: Git, remote: str) -> None:
     key = f"remote.{remote}.fetch"
-    code, out = git.run("config", "--get-all", key, ok_codes=(0, 1))
+    _code, out = git.run("config", "--get-all", key, ok_codes=(0, 1))
     if NOTES_REFSPEC not in out.decode().split():
         git.run("config", "--add", key, NOTES_REFSPEC)
         print(f"git-evidence: {remote} now fetches refs/notes/evidence (locks)")

@@ -24,18 +24,29 @@ def run(args: argparse.Namespace) -> Report:
     refs = git.refs()
     policy = client_policy(git, None, refs)
     head = git.resolve_commit("HEAD")
-    parents = [head or git.empty_tree()] + _merge_heads(git)
+    parents = [head or git.empty_tree(), *_merge_heads(git)]
     with CatFile(git) as blobs:
-        diffs = [next(parse_raw(iter(git.diff_index_cached(p)), blobs, STAGED),
-                      CommitDiff(STAGED, False, ())) for p in parents]
+        diffs = [
+            next(
+                parse_raw(iter(git.diff_index_cached(p)), blobs, STAGED),
+                CommitDiff(STAGED, False, ()),
+            )
+            for p in parents
+        ]
     changes = _differs_from_all(diffs)
     commit = CommitDiff(STAGED, len(parents) > 1, changes)
     summary = rules.summarize(commit, policy.classifier())
     zero = "0" * 40
     branch = git.run("symbolic-ref", "-q", "HEAD", ok_codes=(0, 1, 128))[1]
-    facts = UpdateFacts(RefUpdate(zero, zero, branch.decode().strip() or "HEAD"),
-                        protected=False, notes=False, commit=STAGED, revlist=(),
-                        commits=[STAGED], named_ref=False)
+    facts = UpdateFacts(
+        RefUpdate(zero, zero, branch.decode().strip() or "HEAD"),
+        protected=False,
+        notes=False,
+        commit=STAGED,
+        revlist=(),
+        commits=[STAGED],
+        named_ref=False,
+    )
     who = client_identity(git.config_bool("evidence.trusted"))
     verdict = rules.judge_update(facts, [summary], policy, who)
     return Report(who, policy, [verdict])
@@ -51,6 +62,5 @@ def _merge_heads(git: Git) -> list[str]:
 
 def _differs_from_all(diffs: list[CommitDiff]) -> tuple[Change, ...]:
     first, *others = diffs
-    keep = set.intersection(*[{c.path for c in d.changes} for d in diffs]) if others \
-        else None
+    keep = set.intersection(*[{c.path for c in d.changes} for d in diffs]) if others else None
     return tuple(c for c in first.changes if keep is None or c.path in keep)

@@ -41,16 +41,18 @@ def run(args: argparse.Namespace) -> Report:
 def _from_pre_commit(git: Git) -> tuple[str | None, list[RefUpdate], list[str]]:
     env = os.environ
     remote = env.get("PRE_COMMIT_REMOTE_NAME") or (
-        "origin" if "origin" in git.text("remote").split() else None)
+        "origin" if "origin" in git.text("remote").split() else None
+    )
     target = env.get("PRE_COMMIT_REMOTE_BRANCH") or ""
     to_ref = env.get("PRE_COMMIT_TO_REF") or ""
     local = env.get("PRE_COMMIT_LOCAL_BRANCH") or ""
     source = to_ref or local or "HEAD"
     new = git.resolve_commit(source)
     if new is None:
-        raise UsageError(f"cannot resolve {source!r} to a commit",
-                         fix="run it from git's pre-push hook or pre-commit's pre-push "
-                         "stage")
+        raise UsageError(
+            f"cannot resolve {source!r} to a commit",
+            fix="run it from git's pre-push hook or pre-commit's pre-push stage",
+        )
     if not target:
         branch = git.run("symbolic-ref", "-q", "HEAD", ok_codes=(0, 1, 128))[1]
         target = branch.decode().strip() or "refs/heads/HEAD"
@@ -61,9 +63,14 @@ def _from_pre_commit(git: Git) -> tuple[str | None, list[RefUpdate], list[str]]:
         how = "the local branch (pre-commit passed no from/to refs: a root commit)"
     else:
         how = "HEAD (no push information was given)"
-    note = (f"judged {source} ({new[:12]}) as a push to {ref} on "
-            f"{remote or 'the remote'}, from {how}; pre-commit passes only the first "
-            "pushed ref, the server judges the others")
-    old = git.resolve_commit(f"refs/remotes/{remote}/{ref.removeprefix('refs/heads/')}"
-                             ) if remote else None
+    note = (
+        f"judged {source} ({new[:12]}) as a push to {ref} on "
+        f"{remote or 'the remote'}, from {how}; pre-commit passes only the first "
+        "pushed ref, the server judges the others"
+    )
+    old = (
+        git.resolve_commit(f"refs/remotes/{remote}/{ref.removeprefix('refs/heads/')}")
+        if remote
+        else None
+    )
     return remote, [RefUpdate(old or "0" * len(new), new, ref)], [note]

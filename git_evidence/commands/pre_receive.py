@@ -20,5 +20,4 @@ def run(args: argparse.Namespace) -> Report:
     git = Git()
     refs = git.refs()
     policy = server_policy(git, refs)
-    return gate.judge(git, updates, policy, server_view(refs, policy),
-                      server_pusher(os.environ))
+    return gate.judge(git, updates, policy, server_view(refs, policy), server_pusher(os.environ))
