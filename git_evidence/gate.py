@@ -9,7 +9,7 @@ from git_evidence import rules
 from git_evidence.git import Git
 from git_evidence.identity import Identity
 from git_evidence.policy import Policy
-from git_evidence.ranges import RefUpdate, RefView, plan_updates, stream_commits
+from git_evidence.ranges import RefUpdate, RefView, plan_updates, settle_plans, stream_commits
 from git_evidence.report import Report
 
 
@@ -28,6 +28,7 @@ def judge(
         plan.named_ref = named_refs
     classifier = policy.classifier()
     summaries = {c.oid: rules.summarize(c, classifier) for c in stream_commits(git, plans)}
+    settle_plans(plans)
     verdicts = [
         rules.judge_update(p, [summaries[c] for c in p.commits], policy, who) for p in plans
     ]

@@ -140,10 +140,6 @@ class Git:
         code, out = self.run("merge-base", a, b, ok_codes=(0, 1))
         return out.decode().strip() if code == 0 else None
 
-    def is_ancestor(self, ancestor: str, rev: str) -> bool:
-        code, _ = self.run("merge-base", "--is-ancestor", ancestor, rev, ok_codes=(0, 1))
-        return code == 0
-
     def empty_tree(self) -> str:
         return self.text("hash-object", "-t", "tree", "/dev/null")
 
@@ -179,7 +175,8 @@ class Git:
     ) -> Iterator[bytes]:
         """Yield raw NUL-separated tokens of ``git diff-tree --stdin`` for every commit
         that the ``rev-list`` argument lists in ``revlists`` select (each commit once);
-        ``members[i]`` receives the commit ids of ``revlists[i]``.
+        ``members[i]`` receives the commit ids of ``revlists[i]`` (boundary commits,
+        with ``--boundary``, as ``-<oid>``; they are not diffed).
 
         One ``diff-tree`` process serves the whole push; a feeder thread streams the
         commit ids from ``rev-list`` into it while this generator parses the output.
@@ -209,6 +206,9 @@ class Git:
                     assert lister.stdout is not None
                     for line in lister.stdout:
                         oid = line.rstrip(b"\n")
+                        if oid.startswith(b"-"):  # --boundary: excluded, not judged
+                            member.append(oid.decode())
+                            continue
                         member.append(oid.decode())
                         if oid not in seen:
                             seen.add(oid)

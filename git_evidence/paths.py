@@ -160,10 +160,15 @@ class Classifier:
     """Maps paths (and changes) to path classes under one policy's globs."""
 
     def __init__(self, globs: Mapping[str, Sequence[str]], extra_roots: Sequence[str] = ()) -> None:
-        self._patterns: list[tuple[str, str, re.Pattern[str]]] = []
+        # One alternation in precedence order: the first alternative that matches is
+        # the class (regex alternation is ordered), one match call per path.
+        self._globs: list[tuple[str, str]] = []
+        alternatives = []
         for klass in PRECEDENCE:
             for glob in globs.get(klass, ()):
-                self._patterns.append((klass, glob, re.compile(glob_regex(glob))))
+                alternatives.append(f"(?P<g{len(self._globs)}>{glob_regex(glob)})")
+                self._globs.append((klass, glob))
+        self._regex = re.compile("|".join(alternatives) or "(?!)")
         roots: dict[str, str] = {}
         for klass in PRECEDENCE:
             if klass not in EVIDENCE_CLASSES:
@@ -175,7 +180,14 @@ class Classifier:
         for root in extra_roots:
             roots.setdefault(fold_path(root.strip("/")), FIXTURE)
         self.evidence_roots = roots
+        # Every proper ancestor of a root: an entry there replaces the root's directory.
+        self._above: dict[str, tuple[str, str]] = {}
+        for root, klass in roots.items():
+            parts = root.split("/")
+            for depth in range(len(parts) - 1, -1, -1):
+                self._above.setdefault("/".join(parts[:depth]), (klass, root))
         self._cache: dict[str, Match] = {}
+        self._change_cache: dict[str, Match] = {}
 
     def classify(self, path: str) -> Match:
         hit = self._cache.get(path)
@@ -186,32 +198,48 @@ class Classifier:
         return hit
 
     def _classify(self, folded: str) -> Match:
-        for klass, glob, regex in self._patterns:
-            if regex.fullmatch(folded):
-                return Match(klass, glob)
-        return Match(OTHER, None)
+        found = self._regex.fullmatch(folded)
+        if found is None or found.lastgroup is None:
+            return Match(OTHER, None)
+        klass, glob = self._globs[int(found.lastgroup[1:])]
+        return Match(klass, glob)
+
+    def _structural(self, path: str) -> Match:
+        """The path's class, raised to evidence at or above an evidence root."""
+        own = self.classify(path)
+        if own.klass in EVIDENCE_CLASSES:
+            return own
+        return self.root_relation(path) or own
 
     def root_relation(self, path: str) -> Match | None:
         """Evidence class when ``path`` is an evidence root, lies in one, or is an
         ancestor of one (a file or link there replaces the root's directory)."""
         folded = fold_path(path)
-        for root, klass in self.evidence_roots.items():
-            if folded == root or folded.startswith(root + "/"):
-                return Match(klass, root, f"inside evidence root {root}/")
-            if root.startswith(folded + "/") or folded == "":
-                return Match(klass, root, f"above evidence root {root}/")
+        above = self._above.get(folded)
+        if above is not None:
+            return Match(above[0], above[1], f"above evidence root {above[1]}/")
+        parts = folded.split("/")
+        for depth in range(1, len(parts) + 1):
+            prefix = "/".join(parts[:depth])
+            klass = self.evidence_roots.get(prefix)
+            if klass is not None:
+                return Match(klass, prefix, f"inside evidence root {prefix}/")
         return None
 
     def classify_change(self, change: Change) -> Match:
         """The class that counts for a change (SPEC §4): the path's own class, raised
         to evidence by structure (an entry at or above an evidence root; a symlink or
         gitlink pointing into evidence)."""
-        own = self.classify(change.path)
+        if change.link_target is None and change.old_link_target is None:
+            hit = self._change_cache.get(change.path)
+            if hit is None:
+                hit = self._structural(change.path)
+                if len(self._change_cache) < 1 << 18:
+                    self._change_cache[change.path] = hit
+            return hit
+        own = self._structural(change.path)
         if own.klass in EVIDENCE_CLASSES:
             return own
-        above = self.root_relation(change.path)
-        if above is not None:
-            return above
         for target in (change.link_target, change.old_link_target):
             if target is None:
                 continue

@@ -5,6 +5,7 @@ This layer asks git questions and gathers facts; it decides nothing.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -114,10 +115,13 @@ def plan_updates(
         if facts.protected and not update.is_create:
             old = update.old
             # An old tip this repository lacks cannot be an ancestor of what it has.
-            facts.fast_forward = peeled.get(old) is not None and git.is_ancestor(old, facts.commit)
-            if facts.fast_forward:
-                facts.base = old
-                facts.revlist = (facts.commit, "--not", old)
+            if peeled.get(old) is None:
+                facts.fast_forward = False
+                continue
+            # old is an ancestor of new exactly when it is a boundary commit of
+            # `new --not old` (or equals new): the range's own walk answers it.
+            facts.base = old
+            facts.revlist = ("--boundary", facts.commit, "--not", old)
             continue
         others = [oid for ref, oid in view.protected.items() if ref != update.ref]
         exclude_here = sorted(set(others)) if facts.protected else exclude
@@ -125,6 +129,19 @@ def plan_updates(
             facts.base = git.merge_base(view.base, facts.commit)
         facts.revlist = (facts.commit, "--not", *exclude_here)
     return plans
+
+
+def settle_plans(plans: Sequence[UpdateFacts]) -> None:
+    """After the stream: split boundary commits off each range and settle the
+    fast-forward question of protected updates."""
+    for facts in plans:
+        boundary = {c[1:] for c in facts.commits if c.startswith("-")}
+        if not boundary and not (facts.revlist and facts.revlist[0] == "--boundary"):
+            continue
+        facts.commits = [c for c in facts.commits if not c.startswith("-")]
+        if facts.revlist and facts.revlist[0] == "--boundary":
+            old = facts.update.old
+            facts.fast_forward = old == facts.commit or old in boundary
 
 
 def stream_commits(git: Git, plans: Sequence[UpdateFacts]) -> Iterator[CommitDiff]:
@@ -156,7 +173,8 @@ def parse_raw(
     meta: bytes | None = None
     for token in tokens:
         if meta is not None:
-            changes.append(_change(meta, decode_path(token), blobs))
+            # Interned: a push touches the same paths again and again.
+            changes.append(_change(meta, sys.intern(decode_path(token)), blobs))
             if meta.startswith(b"::"):
                 merge = True
             meta = None

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from git_evidence import paths
 from git_evidence.identity import Identity
@@ -91,33 +91,38 @@ class Finding:
     hint: str
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class CommitSummary:
-    """The classified content of one commit (or of the staged change)."""
+    """The classified content of one commit (or of the staged change), kept compact:
+    a push of 20,000 commits holds 20,000 of these."""
 
     oid: str
     merge: bool
-    by_class: dict[str, list[str]] = field(default_factory=dict)
-    reasons: dict[str, str] = field(default_factory=dict)
-    added_tests: list[str] = field(default_factory=list)
-    changed_tests: list[str] = field(default_factory=list)
+    by_class: tuple[tuple[str, tuple[str, ...]], ...]
+    added_tests: tuple[str, ...] = ()
+    changed_tests: tuple[str, ...] = ()
 
     @property
-    def evidence(self) -> set[str]:
-        return set(self.by_class) & EVIDENCE_CLASSES
+    def classes(self) -> frozenset[str]:
+        return frozenset(klass for klass, _ in self.by_class)
 
 
 def summarize(commit: CommitDiff, classifier: Classifier) -> CommitSummary:
-    summary = CommitSummary(commit.oid, commit.merge)
+    by_class: dict[str, list[str]] = {}
+    added: list[str] = []
+    changed: list[str] = []
     for change in commit.changes:
-        match = classifier.classify_change(change)
-        summary.by_class.setdefault(match.klass, []).append(change.path)
-        if match.reason:
-            summary.reasons[change.path] = match.reason
-        if match.klass == paths.TEST:
-            target = summary.added_tests if change.status == "A" else summary.changed_tests
-            target.append(change.path)
-    return summary
+        klass = classifier.classify_change(change).klass
+        by_class.setdefault(klass, []).append(change.path)
+        if klass == paths.TEST:
+            (added if change.status == "A" else changed).append(change.path)
+    return CommitSummary(
+        commit.oid,
+        commit.merge,
+        tuple((k, tuple(v)) for k, v in by_class.items()),
+        tuple(added),
+        tuple(changed),
+    )
 
 
 @dataclass
@@ -227,19 +232,20 @@ def judge_update(
     added: dict[str, None] = {}
     changed: dict[str, None] = {}
     for commit in commits:
-        for klass, found in commit.by_class.items():
+        for klass, found in commit.by_class:
             union.setdefault(klass, {}).update(dict.fromkeys(found))
         added.update(dict.fromkeys(commit.added_tests))
         changed.update(dict.fromkeys(commit.changed_tests))
-        if commit.evidence and set(commit.by_class) & NON_EVIDENCE_SIDE:
+        classes = commit.classes
+        if classes & EVIDENCE_CLASSES and classes & NON_EVIDENCE_SIDE:
             findings.append(
                 _finding(
                     "mixed-commit",
                     ref,
                     commit=commit.oid,
-                    found=_side_by_side(commit.by_class),
-                    message=("merge" if commit.merge else "commit") + " changes evidence and "
-                    "product in one",
+                    found=_side_by_side(dict(commit.by_class)),
+                    message=("merge" if commit.merge else "commit")
+                    + " changes evidence and product in one",
                     base=base,
                 )
             )
@@ -296,7 +302,7 @@ def _lists(union: dict[str, dict[str, None]]) -> dict[str, list[str]]:
     return {k: list(v) for k, v in union.items()}
 
 
-def _side_by_side(by_class: dict[str, list[str]]) -> dict[str, list[str]]:
+def _side_by_side(by_class: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
     """The paths that make a mix: evidence and non-neutral non-evidence classes."""
     keep = EVIDENCE_CLASSES | NON_EVIDENCE_SIDE
     return {k: sorted(set(v)) for k, v in sorted(by_class.items()) if k in keep}
