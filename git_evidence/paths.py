@@ -144,7 +144,8 @@ class Match:
 @dataclass(frozen=True, slots=True)
 class Change:
     """One row of ``git diff-tree --raw``; for a merge, the combined row (old side is
-    the first parent's)."""
+    the first parent's). Object ids are kept for symlink rows only (their targets are
+    read); other rows carry empty ids."""
 
     status: str
     old_mode: str

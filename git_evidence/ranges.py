@@ -188,7 +188,17 @@ def parse_raw(
         yield CommitDiff(oid, merge, tuple(changes))
 
 
+_SYMLINK_BYTES = SYMLINK_MODE.encode()
+_MODES: dict[bytes, str] = {}
+
+
 def _change(meta: bytes, path: str, blobs: CatFile) -> Change:
+    if not meta.startswith(b"::") and _SYMLINK_BYTES not in meta:
+        # The common row, `:<old> <new> <oid> <oid> <S>`, read at fixed offsets. The
+        # object ids are only needed to read link targets, so plain rows skip them.
+        old_mode = _MODES.get(meta[1:7]) or _MODES.setdefault(meta[1:7], meta[1:7].decode())
+        new_mode = _MODES.get(meta[8:14]) or _MODES.setdefault(meta[8:14], meta[8:14].decode())
+        return Change(chr(meta[-1]), old_mode, new_mode, "", "", path)
     text = meta.decode()
     parents = len(text) - len(text.lstrip(":"))
     fields = text.lstrip(":").split()

@@ -99,12 +99,13 @@ class CommitSummary:
     oid: str
     merge: bool
     by_class: tuple[tuple[str, tuple[str, ...]], ...]
+    classes: frozenset[str]
     added_tests: tuple[str, ...] = ()
     changed_tests: tuple[str, ...] = ()
 
-    @property
-    def classes(self) -> frozenset[str]:
-        return frozenset(klass for klass, _ in self.by_class)
+
+# Commits share a handful of class combinations: one frozenset object each.
+_CLASS_SETS: dict[tuple[str, ...], frozenset[str]] = {}
 
 
 def summarize(commit: CommitDiff, classifier: Classifier) -> CommitSummary:
@@ -116,10 +117,13 @@ def summarize(commit: CommitDiff, classifier: Classifier) -> CommitSummary:
         by_class.setdefault(klass, []).append(change.path)
         if klass == paths.TEST:
             (added if change.status == "A" else changed).append(change.path)
+    key = tuple(by_class)
+    classes = _CLASS_SETS.get(key) or _CLASS_SETS.setdefault(key, frozenset(key))
     return CommitSummary(
         commit.oid,
         commit.merge,
         tuple((k, tuple(v)) for k, v in by_class.items()),
+        classes,
         tuple(added),
         tuple(changed),
     )
@@ -228,14 +232,16 @@ def judge_update(
     if findings or facts.revlist is None:
         return UpdateVerdict(facts, findings)
     base = (facts.base or "<base>")[:12]
+    present = frozenset().union(*(commit.classes for commit in commits))
+    # Collect paths only for classes a finding can list: a product-only push of
+    # 20,000 commits then costs one pass over 20,000 small sets.
+    wanted = set(EVIDENCE_CLASSES | NON_EVIDENCE_SIDE) if present & EVIDENCE_CLASSES else set()
+    if policy.other_path != ALLOW:
+        wanted.add(paths.OTHER)
     union: dict[str, dict[str, None]] = {}
     added: dict[str, None] = {}
     changed: dict[str, None] = {}
     for commit in commits:
-        for klass, found in commit.by_class:
-            union.setdefault(klass, {}).update(dict.fromkeys(found))
-        added.update(dict.fromkeys(commit.added_tests))
-        changed.update(dict.fromkeys(commit.changed_tests))
         classes = commit.classes
         if classes & EVIDENCE_CLASSES and classes & NON_EVIDENCE_SIDE:
             findings.append(
@@ -249,12 +255,18 @@ def judge_update(
                     base=base,
                 )
             )
-    evidence = set(union) & EVIDENCE_CLASSES
+        if classes & wanted:
+            for klass, found in commit.by_class:
+                if klass in wanted:
+                    union.setdefault(klass, {}).update(dict.fromkeys(found))
+        added.update(dict.fromkeys(commit.added_tests))
+        changed.update(dict.fromkeys(commit.changed_tests))
+    evidence = present & EVIDENCE_CLASSES
     # The split trick: no single commit mixes, the range does. (A range whose mix is
     # one mixed commit already has its finding.)
     if (
         evidence
-        and set(union) & NON_EVIDENCE_SIDE
+        and present & NON_EVIDENCE_SIDE
         and not findings
         and not who.evidence_writer(policy)
     ):
