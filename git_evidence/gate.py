@@ -3,6 +3,7 @@ ref updates → ranges → classified commits → findings → report."""
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Sequence
 
 from git_evidence import rules
@@ -27,7 +28,15 @@ def judge(
     for plan in plans:
         plan.named_ref = named_refs
     classifier = policy.classifier()
-    summaries = {c.oid: rules.summarize(c, classifier) for c in stream_commits(git, plans)}
+    # The stream allocates only acyclic objects (tuples, strings); the cyclic collector
+    # would rescan every live summary again and again on a large push.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        summaries = {c.oid: rules.summarize(c, classifier) for c in stream_commits(git, plans)}
+    finally:
+        if collecting:
+            gc.enable()
     settle_plans(plans)
     verdicts = [
         rules.judge_update(p, [summaries[c] for c in p.commits], policy, who) for p in plans

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
+import sys
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
@@ -194,28 +195,35 @@ class Git:
             "--no-ext-diff",
             "--no-textconv",
             "--ignore-submodules=none",
+            buffered=True,
         )
         errors: list[BaseException] = []
 
         def feed() -> None:
             assert diff.stdin is not None
-            seen: set[bytes] = set()
+            seen: set[str] = set()
             try:
                 for args, member in zip(revlists, members, strict=False):
-                    lister = self.popen("rev-list", *args, "--")
-                    assert lister.stdout is not None
-                    for line in lister.stdout:
-                        oid = line.rstrip(b"\n")
-                        if oid.startswith(b"-"):  # --boundary: excluded, not judged
-                            member.append(oid.decode())
-                            continue
-                        member.append(oid.decode())
-                        if oid not in seen:
-                            seen.add(oid)
-                            diff.stdin.write(oid + b"\n")
-                    stderr = lister.stderr.read() if lister.stderr else b""
-                    if lister.wait() != 0:
+                    # Read the whole list first: diff-tree takes it far slower than
+                    # rev-list gives it, and a rev-list left blocked on a full pipe would
+                    # hold its memory (the mapped pack) to the end of the push.
+                    lister = self.popen("rev-list", *args, "--", buffered=True)
+                    listed, stderr = lister.communicate()
+                    if lister.returncode != 0:
                         raise GitError(["git", "rev-list", *args], lister.returncode, b"", stderr)
+                    # Ranges of one push overlap (two branches off one base): each
+                    # commit is diffed once. A single range needs no bookkeeping.
+                    dedup = len(revlists) > 1
+                    for line in listed.splitlines(keepends=True):
+                        oid = sys.intern(line.rstrip(b"\n").decode())
+                        member.append(oid)
+                        if oid.startswith("-"):  # --boundary: excluded, not judged
+                            continue
+                        if dedup:
+                            if oid in seen:
+                                continue
+                            seen.add(oid)
+                        diff.stdin.write(line)
             except BaseException as exc:  # handed to the reading thread
                 errors.append(exc)
             finally:
@@ -258,12 +266,15 @@ class Git:
             )
         )
 
-    def popen(self, *args: str) -> subprocess.Popen[bytes]:
+    def popen(self, *args: str, buffered: bool = False) -> subprocess.Popen[bytes]:
+        """Start git with pipes. ``buffered``: fully buffered output (``GIT_FLUSH=0``);
+        into a pipe git otherwise writes every record with its own syscall."""
+        env = {**self.env, "GIT_FLUSH": "0"} if buffered else self.env
         try:
             return subprocess.Popen(
                 self._cmd(args),
                 cwd=self.cwd,
-                env=self.env,
+                env=env,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,

@@ -7,6 +7,7 @@ import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 PRODUCT, FIXTURE, ORACLE, LEDGER, POLICY = (
     "product",
@@ -141,8 +142,7 @@ class Match:
     reason: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Change:
+class Change(NamedTuple):
     """One row of ``git diff-tree --raw``; for a merge, the combined row (old side is
     the first parent's). Object ids are kept for symlink rows only (their targets are
     read); other rows carry empty ids."""
@@ -207,15 +207,18 @@ class Classifier:
 
     def _structural(self, path: str) -> Match:
         """The path's class, raised to evidence at or above an evidence root."""
-        own = self.classify(path)
+        folded = fold_path(path)
+        own = self._cache.get(path) or self._classify(folded)
         if own.klass in EVIDENCE_CLASSES:
             return own
-        return self.root_relation(path) or own
+        return self._root_relation(folded) or own
 
     def root_relation(self, path: str) -> Match | None:
         """Evidence class when ``path`` is an evidence root, lies in one, or is an
         ancestor of one (a file or link there replaces the root's directory)."""
-        folded = fold_path(path)
+        return self._root_relation(fold_path(path))
+
+    def _root_relation(self, folded: str) -> Match | None:
         above = self._above.get(folded)
         if above is not None:
             return Match(above[0], above[1], f"above evidence root {above[1]}/")

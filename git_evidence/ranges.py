@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from git_evidence.errors import UsageError
 from git_evidence.git import CatFile, Git, decode_path, is_zero
@@ -154,8 +155,7 @@ def stream_commits(git: Git, plans: Sequence[UpdateFacts]) -> Iterator[CommitDif
         yield from parse_raw(tokens, blobs)
 
 
-@dataclass(frozen=True, slots=True)
-class CommitDiff:
+class CommitDiff(NamedTuple):
     oid: str
     merge: bool
     changes: tuple[Change, ...]
@@ -183,7 +183,7 @@ def parse_raw(
         else:
             if oid is not None:
                 yield CommitDiff(oid, merge, tuple(changes))
-            oid, merge, changes = token.decode(), False, []
+            oid, merge, changes = sys.intern(token.decode()), False, []
     if oid is not None:
         yield CommitDiff(oid, merge, tuple(changes))
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from git_evidence import paths
 from git_evidence.identity import Identity
@@ -91,8 +92,7 @@ class Finding:
     hint: str
 
 
-@dataclass(frozen=True, slots=True)
-class CommitSummary:
+class CommitSummary(NamedTuple):
     """The classified content of one commit (or of the staged change), kept compact:
     a push of 20,000 commits holds 20,000 of these."""
 
