@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+PROJECT = Path(__file__).resolve().parents[1]
+
 PUSHER_VARS = (
     "GIT_EVIDENCE_PUSHER",
     "GL_USERNAME",
@@ -48,6 +50,8 @@ def sealed_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for name in (*PUSHER_VARS, "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "PRE_COMMIT_HOME"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("PRE_COMMIT_HOME", str(tmp_path / "pre-commit-cache"))
+    # Every hook and command the tests start runs this source tree, installed or not.
+    monkeypatch.setenv("PYTHONPATH", str(PROJECT))
     (home / ".gitconfig").write_text(
         '[init]\n\tdefaultBranch = main\n[protocol "file"]\n\tallow = always\n'
         "[advice]\n\tdetachedHead = false\n[core]\n\tautocrlf = false\n"

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
+import pytest
 from conftest import Work, evidence, git
 
 
@@ -135,3 +137,33 @@ def test_every_rule_is_documented_in_the_readme_and_man_page() -> None:
     for rule in RULES:
         assert f"`{rule}`" in readme, rule
         assert rule.replace("-", "\\-") in man, rule
+
+
+def test_git_evidence_help_opens_the_man_page(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+    import sys
+
+    page = Path(sys.prefix) / "share" / "man" / "man1" / "git-evidence.1"
+    if shutil.which("man") is None or not page.exists():
+        pytest.skip(f"LOUD: no `man` or no installed page at {page} (editable install?)")
+    bindir = str(Path(sys.executable).parent)
+    env = {
+        **os.environ,
+        "PATH": bindir + os.pathsep + os.environ["PATH"],
+        "MANPAGER": "cat",
+        "PAGER": "cat",
+        "MANWIDTH": "80",
+    }
+    env.pop("MANPATH", None)
+    result = subprocess.run(
+        ["git", "evidence", "--help"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "GIT-EVIDENCE(1)" in result.stdout
+    assert "mixed-commit" in result.stdout.replace("\u2010", "-")
