@@ -27,6 +27,8 @@ SEALED_ENV = {
     "LANG": "C",
     "GIT_TERMINAL_PROMPT": "0",
     "GIT_OPTIONAL_LOCKS": "0",
+    # Paths we pass are names, never patterns (a file may be called `*`).
+    "GIT_LITERAL_PATHSPECS": "1",
 }
 # Variables that would make git read other objects or run user code while we judge.
 DROPPED_ENV = ("GIT_GRAFT_FILE", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_CONFIG_PARAMETERS")
@@ -265,6 +267,23 @@ class Git:
                 head,
             )
         )
+
+    def tree_entries(self, treeish: str | None, paths: Sequence[str]) -> dict[str, tuple[str, str]]:
+        """``path → (mode, object id)`` for those of ``paths`` that exist in ``treeish``
+        (None: the index)."""
+        if not paths:
+            return {}
+        if treeish is None:
+            out = self.out("ls-files", "-s", "-z", "--", *paths)
+        else:
+            out = self.out("ls-tree", "-z", treeish, "--", *paths)
+        entries: dict[str, tuple[str, str]] = {}
+        for record in zsplit(out):
+            meta, _, raw = record.partition(b"\t")
+            fields = meta.decode().split()
+            oid = fields[1] if treeish is None else fields[2]
+            entries[decode_path(raw)] = (fields[0], oid)
+        return entries
 
     def popen(self, *args: str, buffered: bool = False) -> subprocess.Popen[bytes]:
         """Start git with pipes. ``buffered``: fully buffered output (``GIT_FLUSH=0``);

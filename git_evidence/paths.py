@@ -155,6 +155,9 @@ class Change(NamedTuple):
     path: str
     link_target: str | None = None  # the new symlink's text, when it is one
     old_link_target: str | None = None
+    # Repository paths the new link leads through, following links it meets in the
+    # commit's own tree (`src/a -> b`, `src/b -> ../tests/fixtures`).
+    link_hops: tuple[str, ...] = ()
 
 
 class Classifier:
@@ -244,12 +247,12 @@ class Classifier:
         own = self._structural(change.path)
         if own.klass in EVIDENCE_CLASSES:
             return own
+        hops = list(change.link_hops)
         for target in (change.link_target, change.old_link_target):
-            if target is None:
-                continue
-            resolved = resolve_link(change.path, target)
-            if resolved is None:
-                continue
+            resolved = None if target is None else resolve_link(change.path, target)
+            if resolved is not None:
+                hops.append(resolved)
+        for resolved in hops:
             hit = self.classify(resolved)
             if hit.klass in EVIDENCE_CLASSES:
                 return Match(hit.klass, hit.glob, f"symlink to {resolved}")

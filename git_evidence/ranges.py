@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from git_evidence.errors import UsageError
 from git_evidence.git import CatFile, Git, decode_path, is_zero
-from git_evidence.paths import GITLINK_MODE, SYMLINK_MODE, Change
+from git_evidence.paths import GITLINK_MODE, SYMLINK_MODE, Change, resolve_link
 from git_evidence.policy import Policy
 
 _HEX = frozenset("0123456789abcdef")
@@ -152,7 +152,7 @@ def stream_commits(git: Git, plans: Sequence[UpdateFacts]) -> Iterator[CommitDif
     members: list[list[str]] = [p.commits for p in judged]
     tokens = git.diff_tree_stream([p.revlist or () for p in judged], members)
     with CatFile(git) as blobs:
-        yield from parse_raw(tokens, blobs)
+        yield from parse_raw(tokens, LinkResolver(git, blobs))
 
 
 class CommitDiff(NamedTuple):
@@ -162,11 +162,13 @@ class CommitDiff(NamedTuple):
 
 
 def parse_raw(
-    tokens: Iterator[bytes], blobs: CatFile, first_commit: str | None = None
+    tokens: Iterator[bytes], links: LinkResolver, first_commit: str | None = None
 ) -> Iterator[CommitDiff]:
     """Parse ``diff-tree -z --raw`` (combined rows for merges) token by token.
 
-    ``first_commit`` names the commit when the output has no header (diff-index)."""
+    ``first_commit`` names the changes when the output has no header (``diff-index
+    --cached``: links are then followed through the index)."""
+    in_index = first_commit is not None
     oid = first_commit
     merge = False
     changes: list[Change] = []
@@ -174,7 +176,9 @@ def parse_raw(
     for token in tokens:
         if meta is not None:
             # Interned: a push touches the same paths again and again.
-            changes.append(_change(meta, sys.intern(decode_path(token)), blobs))
+            changes.append(
+                _change(meta, sys.intern(decode_path(token)), links, None if in_index else oid)
+            )
             if meta.startswith(b"::"):
                 merge = True
             meta = None
@@ -192,7 +196,7 @@ _SYMLINK_BYTES = SYMLINK_MODE.encode()
 _MODES: dict[bytes, str] = {}
 
 
-def _change(meta: bytes, path: str, blobs: CatFile) -> Change:
+def _change(meta: bytes, path: str, links: LinkResolver, treeish: str | None) -> Change:
     if not meta.startswith(b"::") and _SYMLINK_BYTES not in meta:
         # The common row, `:<old> <new> <oid> <oid> <S>`, read at fixed offsets. The
         # object ids are only needed to read link targets, so plain rows skip them.
@@ -212,11 +216,45 @@ def _change(meta: bytes, path: str, blobs: CatFile) -> Change:
         status = letters[0]
     old_mode, new_mode, old_oid, new_oid = modes[0], modes[-1], oids[0], oids[-1]
     link = old_link = None
+    hops: tuple[str, ...] = ()
     if new_mode == SYMLINK_MODE and not is_zero(new_oid):
-        link = decode_path(blobs.read(new_oid))
+        link = decode_path(links.blobs.read(new_oid))
+        hops = links.hops(treeish, path, link)
     if old_mode == SYMLINK_MODE and not is_zero(old_oid):
-        old_link = decode_path(blobs.read(old_oid))
-    return Change(status, old_mode, new_mode, old_oid, new_oid, path, link, old_link)
+        old_link = decode_path(links.blobs.read(old_oid))
+    return Change(status, old_mode, new_mode, old_oid, new_oid, path, link, old_link, hops)
+
+
+class LinkResolver:
+    """Follows a symlink through the links it meets in one tree (a commit's, or the
+    index), so a chain of product-side links cannot reach evidence unseen."""
+
+    MAX_HOPS = 8  # as a kernel's symlink loop limit; past it, what was seen counts
+
+    def __init__(self, git: Git, blobs: CatFile) -> None:
+        self.git = git
+        self.blobs = blobs
+
+    def hops(self, treeish: str | None, link_path: str, text: str) -> tuple[str, ...]:
+        seen: list[str] = []
+        for _ in range(self.MAX_HOPS):
+            target = resolve_link(link_path, text)
+            if target is None or target in seen:
+                break
+            seen.append(target)
+            parts = target.split("/") if target else []
+            prefixes = ["/".join(parts[: i + 1]) for i in range(len(parts))]
+            entries = self.git.tree_entries(treeish, prefixes)
+            for i, prefix in enumerate(prefixes):
+                entry = entries.get(prefix)
+                if entry is not None and entry[0] == SYMLINK_MODE:
+                    rest = "/".join(parts[i + 1 :])
+                    link_path = prefix
+                    text = decode_path(self.blobs.read(entry[1])) + ("/" + rest if rest else "")
+                    break
+            else:
+                break
+        return tuple(seen)
 
 
 __all__ = [

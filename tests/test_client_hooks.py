@@ -253,3 +253,16 @@ def test_pre_commit_framework_push_stage(clone: Work) -> None:
     fallback = _pre_commit(clone, *args)
     assert fallback.returncode == 1, fallback.stdout + fallback.stderr
     assert "the local branch" in fallback.stdout
+
+
+def test_pre_commit_follows_links_in_the_index(clone: Work) -> None:
+    clone.git("config", "evidence.trusted", "true")
+    os.symlink("../tests/goldens", clone.path / "src/gold")
+    clone.git("add", "-A")
+    assert clone.git("commit", "-qm", "trusted link", check=False).returncode == 0
+    clone.git("config", "evidence.trusted", "false")
+    os.symlink("gold/out.txt", clone.path / "src/expected.txt")
+    clone.git("add", "-A")
+    result = clone.git("commit", "-m", "chain", check=False)
+    assert result.returncode != 0
+    assert "fixture: src/expected.txt" in result.stderr

@@ -649,3 +649,40 @@ def test_broken_policy_on_main_refuses_with_its_line(tmp_path: Path) -> None:
     result = work.push("origin", "HEAD:main", pusher=AGENT)
     assert refused(result, "policy-error")
     assert "base:.git-evidence.toml:2: paths.product: expected a list of strings" in remote(result)
+
+
+def test_symlink_through_an_existing_link_into_fixtures_is_refused(tmp_path: Path) -> None:
+    bare = make_server(tmp_path)
+    legacy = Work(tmp_path / "legacy")
+    git(tmp_path, "clone", "-q", str(bare), str(legacy.path))
+    os.symlink("../tests/fixtures", legacy.path / "src/fx")
+    legacy.git("add", "-A")
+    legacy.git("commit", "-qm", "a link that predates the gate")
+    hook = bare / "hooks" / "pre-receive"  # it came in before the hook was installed
+    hook.rename(bare / "hooks" / "off")
+    assert legacy.push("origin", "HEAD:main").returncode == 0
+    (bare / "hooks" / "off").rename(hook)
+    work = Work(tmp_path / "w")
+    git(tmp_path, "clone", "-q", str(bare), str(work.path))
+    os.symlink("fx/a.json", work.path / "src/data.json")
+    work.git("add", "-A")
+    work.git("commit", "-qm", "innocent-looking product link")
+    result = work.push("origin", "HEAD:main", pusher=AGENT)
+    assert refused(result, "evidence-untrusted")
+    assert "fixture: src/data.json" in remote(result)
+
+
+def test_symlink_loop_does_not_hang_or_crash(work: Work) -> None:
+    os.symlink("b", work.path / "src/a")
+    os.symlink("a", work.path / "src/b")
+    work.git("add", "-A")
+    work.git("commit", "-qm", "loop")
+    result = work.push("origin", "HEAD:main", pusher=AGENT)
+    assert result.returncode == 0, result.stderr
+
+
+def test_glob_characters_in_names_are_literal(work: Work) -> None:
+    work.commit("odd names", {"src/[ab]*.py": "x\n", "src/?.py": "y\n"})
+    assert work.push("origin", "HEAD:main", pusher=AGENT).returncode == 0
+    work.commit("odd fixture", {"tests/fixtures/*": "{}\n", "src/app.py": "z\n"})
+    assert refused(work.push("origin", "HEAD:main", pusher=AGENT), "mixed-commit")

@@ -13,7 +13,7 @@ from git_evidence.context import client_policy
 from git_evidence.git import CatFile, Git
 from git_evidence.identity import client_identity
 from git_evidence.paths import Change
-from git_evidence.ranges import CommitDiff, RefUpdate, UpdateFacts, parse_raw
+from git_evidence.ranges import CommitDiff, LinkResolver, RefUpdate, UpdateFacts, parse_raw
 from git_evidence.report import Report
 
 STAGED = "staged"
@@ -26,9 +26,10 @@ def run(args: argparse.Namespace) -> Report:
     head = git.resolve_commit("HEAD")
     parents = [head or git.empty_tree(), *_merge_heads(git)]
     with CatFile(git) as blobs:
+        links = LinkResolver(git, blobs)
         diffs = [
             next(
-                parse_raw(iter(git.diff_index_cached(p)), blobs, STAGED),
+                parse_raw(iter(git.diff_index_cached(p)), links, STAGED),
                 CommitDiff(STAGED, False, ()),
             )
             for p in parents
