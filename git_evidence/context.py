@@ -80,11 +80,15 @@ def client_policy(git: Git, remote: str | None, refs: dict[str, str]) -> Policy:
 
 
 def client_view(remote: str | None, refs: dict[str, str], policy: Policy) -> RefView:
-    """The server's refs as this clone last saw them (remote-tracking refs)."""
+    """The server's refs as this clone last saw them: its remote-tracking refs, else
+    (a push to a URL, or a remote never fetched) the local branches of the same names,
+    the best guess of what the server already holds."""
     protected: dict[str, str] = {}
     for ref in policy.protected:
-        tracked = tracking_ref(remote, ref, refs)
-        if tracked:
-            protected[ref] = refs[tracked]
-    tracked_base = tracking_ref(remote, policy.base, refs)
-    return RefView(protected, policy.base, refs[tracked_base] if tracked_base else None)
+        known = tracking_ref(remote, ref, refs) or (ref if ref in refs else None)
+        if known:
+            protected[ref] = refs[known]
+    base = tracking_ref(remote, policy.base, refs) or (
+        policy.base if policy.base in refs else None
+    )
+    return RefView(protected, policy.base, refs[base] if base else None)

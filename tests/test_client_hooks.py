@@ -266,3 +266,11 @@ def test_pre_commit_follows_links_in_the_index(clone: Work) -> None:
     result = clone.git("commit", "-m", "chain", check=False)
     assert result.returncode != 0
     assert "fixture: src/expected.txt" in result.stderr
+
+
+def test_pre_push_to_a_url_judges_only_what_the_branch_adds(clone: Work, unguarded: Path) -> None:
+    clone.git("checkout", "-qb", "feat")
+    clone.commit("product", {"src/x.py": "x\n"})
+    result = clone.push(str(unguarded), "feat")
+    assert result.returncode == 0, result.stderr
+    assert "allowed 1 ref update" in result.stderr
