@@ -18,8 +18,8 @@ from git_evidence.identity import Identity
 from git_evidence.report import PREFIX, Report, to_json, to_text
 from git_evidence.rules import RULES, error_finding
 
-HOOKS = frozenset({"pre-commit", "pre-push", "pre-receive"})
-JUDGING = frozenset({"check", *HOOKS})
+HOOKS = frozenset({"pre-commit", "pre-push", "pre-receive", "post-receive"})
+JUDGING = frozenset({"check", "verify", "pre-commit", "pre-push", "pre-receive"})
 
 
 def _add_format(parser: argparse.ArgumentParser) -> None:
@@ -90,6 +90,30 @@ def build_parser() -> argparse.ArgumentParser:
     _add_format(p)
 
     p = sub.add_parser(
+        "post-receive", help="server hook: pin the lock on new tips of protected branches"
+    )
+
+    p = sub.add_parser("lock", help="pin REV's fixture tree as a lock note (trusted side)")
+    p.add_argument("rev", nargs="?", default="HEAD", metavar="REV")
+
+    p = sub.add_parser("show-lock", help="print the lock in force at REV and where it lives")
+    p.add_argument("rev", nargs="?", default="HEAD", metavar="REV")
+    _add_format(p)
+
+    p = sub.add_parser(
+        "verify",
+        help="compare REV (or the working tree) with the lock in force, and check its range",
+    )
+    p.add_argument("rev", nargs="?", default="HEAD", metavar="REV")
+    p.add_argument(
+        "--worktree",
+        action="store_true",
+        help="compare the files on disk (untracked and ignored ones too)",
+    )
+    p.add_argument("--base", metavar="REF", help="the protected base for the range check")
+    _add_format(p)
+
+    p = sub.add_parser(
         "install",
         help="write the hooks into this repository (client) or a bare repository (--server)",
     )
@@ -113,6 +137,10 @@ COMMAND_MODULES = {
     "pre-push": "pre_push",
     "pre-receive": "pre_receive",
     "install": "install",
+    "post-receive": "post_receive",
+    "lock": "lock",
+    "show-lock": "show_lock",
+    "verify": "verify",
 }
 
 

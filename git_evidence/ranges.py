@@ -76,6 +76,7 @@ class RefView:
     protected: Mapping[str, str]  # protected ref → current oid (existing ones only)
     base_ref: str
     base: str | None  # current oid of the base ref
+    notes: bool = False  # the lock notes ref exists here
 
 
 @dataclass

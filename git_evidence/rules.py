@@ -8,6 +8,7 @@ from typing import NamedTuple
 
 from git_evidence import paths
 from git_evidence.identity import Identity
+from git_evidence.lock import Drift, LockFacts
 from git_evidence.paths import EVIDENCE_CLASSES, Classifier
 from git_evidence.policy import Policy
 from git_evidence.ranges import CommitDiff, UpdateFacts
@@ -71,6 +72,28 @@ RULES: dict[str, tuple[str | None, str]] = {
         None,
         "edited or deleted test files are reviewed: push them in a change of their own "
         "for a person to accept",
+    ),
+    "fixture-breach": (
+        REJECT,
+        "the bytes under the lock roots must match the lock: drop the change "
+        "(`git rebase -i {base}`), or have an evidence writer push it; post-receive then "
+        "pins the new tip",
+    ),
+    "lock-stale": (
+        HOLD,
+        "{base} no longer matches the lock pinned on {locked}: a lock writer reviews the "
+        "drift and pins it (`git evidence lock {base}`, then `git push <remote> "
+        "refs/notes/evidence`)",
+    ),
+    "lock-missing": (
+        HOLD,
+        "no lock is in force at {base} and the policy requires one: a lock writer pins it "
+        "(`git evidence lock {base}`, then `git push <remote> refs/notes/evidence`)",
+    ),
+    "lock-invalid": (
+        REJECT,
+        "a lock writer re-pins {locked} (`git evidence lock {locked}`) and pushes "
+        "refs/notes/evidence; a note is one canonical record written by git evidence",
     ),
     "policy-error": (REJECT, "fix the policy file named above; until then every push is refused"),
     "git-error": (
@@ -322,3 +345,71 @@ def _side_by_side(by_class: Mapping[str, Sequence[str]]) -> dict[str, list[str]]
 
 def error_finding(rule: str, message: str, hint: str) -> Finding:
     return Finding(rule, REJECT, "", None, {}, message, hint)
+
+
+def judge_lock(facts: UpdateFacts, lock: LockFacts, policy: Policy, who: Identity) -> list[Finding]:
+    """Findings from the lock in force at the update's base (SPEC §6, §8)."""
+    ref = facts.update.ref
+    base = (facts.base or "")[:12]
+    if lock.invalid is not None:
+        locked = lock.found.commit[:12] if lock.found else base
+        return [
+            _finding(
+                "lock-invalid",
+                ref,
+                commit=lock.found.commit if lock.found else None,
+                message=lock.invalid,
+                locked=locked,
+            )
+        ]
+    if lock.found is None:
+        if policy.lock_required and facts.base is not None:
+            return [_finding("lock-missing", ref, message=f"no lock in force at {base}", base=base)]
+        if policy.lock_required:
+            return [
+                _finding("lock-missing", ref, message="no base: nothing is pinned", base="<base>")
+            ]
+        return []
+    findings: list[Finding] = []
+    locked = lock.found.commit[:12]
+    if lock.stale:
+        findings.append(
+            _finding(
+                "lock-stale",
+                ref,
+                commit=facts.base,
+                found=_drift_paths(lock.stale),
+                message=f"the base differs from the lock pinned on {locked} in "
+                f"{len(lock.stale)} file(s)",
+                base=base,
+                locked=locked,
+            )
+        )
+    if lock.breach and not who.evidence_writer(policy):
+        findings.append(
+            _finding(
+                "fixture-breach",
+                ref,
+                commit=facts.commit,
+                found=_drift_paths(lock.breach),
+                message=f"{len(lock.breach)} file(s) under the lock roots differ from the lock "
+                f"pinned on {locked}",
+                base=base,
+            )
+        )
+    return findings
+
+
+def _drift_paths(drift: Sequence[Drift]) -> dict[str, list[str]]:
+    by_kind: dict[str, list[str]] = {}
+    for item in drift:
+        by_kind.setdefault(item.kind, []).append(item.describe())
+    return by_kind
+
+
+def judge_notes(facts: UpdateFacts, problems: Sequence[str]) -> list[Finding]:
+    """A lock writer's push of the notes ref: every note it adds must be a lock."""
+    return [
+        _finding("lock-invalid", facts.update.ref, message=problem, locked="<commit>")
+        for problem in problems
+    ]

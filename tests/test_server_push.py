@@ -511,12 +511,6 @@ def test_notes_push_by_untrusted_is_refused(work: Work) -> None:
     assert refused(result, "notes-forge")
 
 
-def test_notes_push_by_lock_writer_is_allowed(work: Work) -> None:
-    work.git("notes", "--ref", "refs/notes/evidence", "add", "-m", "{}", "HEAD")
-    result = work.push("origin", "refs/notes/evidence", pusher="ci-bot")
-    assert result.returncode == 0, result.stderr
-
-
 def test_push_options_do_not_bypass_the_gate(work: Work, server: Path) -> None:
     git(server, "config", "receive.advertisePushOptions", "true")
     work.commit("mixed", {"src/app.py": "bug\n", "tests/fixtures/a.json": "{}\n"})

@@ -22,7 +22,7 @@ def run(args: argparse.Namespace) -> Report:
         policy = policy_at(git, base)
     else:
         policy = client_policy(git, None, refs)
-        base = _default_base(git, refs, policy.base)
+        base = default_base(git, refs, policy.base)
     who = client_identity(git.config_bool("evidence.trusted"), args.as_name)
     report = Report(who, policy)
     for text in args.ranges or ["HEAD"]:
@@ -49,7 +49,7 @@ def _commit(git: Git, rev: str) -> str:
     return oid
 
 
-def _default_base(git: Git, refs: dict[str, str], base_ref: str) -> str | None:
+def default_base(git: Git, refs: dict[str, str], base_ref: str) -> str | None:
     upstream = git.resolve_commit("@{upstream}")
     if upstream:
         return upstream

@@ -14,7 +14,7 @@ from git_evidence.git import Git
 
 MARKER = "# installed by git-evidence"
 CLIENT_HOOKS = ("pre-commit", "pre-push")
-SERVER_HOOKS = ("pre-receive",)
+SERVER_HOOKS = ("pre-receive", "post-receive")
 NOTES_REFSPEC = "+refs/notes/evidence:refs/notes/evidence"
 
 

@@ -1,0 +1,38 @@
+"""``git evidence lock [REV]``: pin REV's fixture tree as a note (the trusted side)."""
+
+from __future__ import annotations
+
+import argparse
+
+from git_evidence import lock
+from git_evidence.context import client_policy
+from git_evidence.errors import UsageError
+from git_evidence.git import Git
+
+
+def run(args: argparse.Namespace) -> int:
+    git = Git()
+    rev = git.resolve_commit(args.rev)
+    if rev is None:
+        raise UsageError(f"{args.rev!r} does not name a commit")
+    policy = client_policy(git, None, git.refs())
+    name = git.config_get("user.name") or "unknown"
+    email = git.config_get("user.email")
+    pinned_by = f"{name} <{email}>" if email else name
+    pinned, written = lock.pin(
+        git,
+        rev,
+        policy.lock_roots,
+        policy.lock_exclude,
+        policy.notes_ref,
+        pinned_by,
+        lock.terminal_progress(f"locking {rev[:12]}"),
+    )
+    state = "pinned" if written else "already pinned, unchanged"
+    print(
+        f"{pinned.digest}\t{state}: {rev[:12]} ({len(pinned.files)} files under "
+        f"{', '.join(pinned.roots)}) in {policy.notes_ref}"
+    )
+    if written:
+        print(f"git-evidence: publish it: git push <remote> {policy.notes_ref}")
+    return 0

@@ -1,0 +1,52 @@
+"""``git evidence show-lock [REV]``: the lock in force at REV and where it lives."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from git_evidence import lock
+from git_evidence.context import client_policy
+from git_evidence.errors import EXIT_REFUSE, UsageError
+from git_evidence.git import Git
+
+
+def run(args: argparse.Namespace) -> int:
+    git = Git()
+    rev = git.resolve_commit(args.rev)
+    if rev is None:
+        raise UsageError(f"{args.rev!r} does not name a commit")
+    policy = client_policy(git, None, git.refs())
+    found = lock.find_lock(git, policy.notes_ref, rev)
+    if found is None:
+        print(
+            f"git-evidence: no lock in force at {rev[:12]} ({policy.notes_ref} has no "
+            "note on it or its first-parent ancestors).\n  To fix: fetch the locks "
+            f"(git fetch origin {policy.notes_ref}:{policy.notes_ref}) or have a lock "
+            f"writer pin: git evidence lock {rev[:12]}"
+        )
+        return EXIT_REFUSE
+    pinned = lock.read_lock(git, found)
+    if args.format == "json":
+        print(
+            json.dumps(
+                {
+                    "rev": rev,
+                    "notes_ref": policy.notes_ref,
+                    "note": found.blob,
+                    "digest": pinned.digest,
+                    "lock": pinned.as_json(),
+                },
+                indent=1,
+            )
+        )
+        return 0
+    print(
+        f"lock in force at {rev[:12]}: note {found.blob[:12]} on {found.commit[:12]} "
+        f"in {policy.notes_ref}"
+    )
+    print(f"digest: {pinned.digest}\npinned by {pinned.pinned_by} at {pinned.pinned_at}")
+    for root in pinned.roots:
+        count = sum(1 for p in pinned.files if p == root or p.startswith(root + "/"))
+        print(f"root {root}: tree {pinned.trees[root] or '(missing)'}, {count} files")
+    return 0

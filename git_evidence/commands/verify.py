@@ -1,0 +1,205 @@
+"""``git evidence verify [REV] [--worktree]``: the reviewer's command.
+
+Compares REV's manifest (or the files on disk, untracked and ignored ones included)
+with the lock in force, then runs ``check`` on the range from the protected base.
+Exit 0 only when everything matches and the range is allowed."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import stat
+from collections.abc import Mapping
+from typing import Any
+
+from git_evidence import gate, lock
+from git_evidence.commands.check import default_base
+from git_evidence.context import client_policy, policy_at
+from git_evidence.errors import EXIT_ALLOW, EXIT_REFUSE, UsageError
+from git_evidence.git import Git
+from git_evidence.identity import client_identity
+from git_evidence.lock import Drift, Entry, Excluder, LockInvalid
+from git_evidence.paths import GITLINK_MODE
+from git_evidence.ranges import RefUpdate, RefView
+from git_evidence.report import show_path, to_json, to_text
+
+
+def run(args: argparse.Namespace) -> int:
+    git = Git()
+    refs = git.refs()
+    rev = git.resolve_commit(args.rev)
+    if rev is None:
+        raise UsageError(f"{args.rev!r} does not name a commit")
+    if args.base:
+        base = git.resolve_commit(args.base)
+        if base is None:
+            raise UsageError(f"{args.base!r} does not name a commit")
+        policy = policy_at(git, base)
+    else:
+        policy = client_policy(git, None, refs)
+        base = default_base(git, refs, policy.base)
+
+    found = lock.find_lock(git, policy.notes_ref, rev)
+    pinned: lock.Lock | None = None
+    problem = None
+    if found is None:
+        problem = (
+            f"no lock in force at {rev[:12]}: fetch the locks (git fetch origin "
+            f"{policy.notes_ref}:{policy.notes_ref}) or have a lock writer pin one"
+        )
+    else:
+        try:
+            pinned = lock.read_lock(git, found)
+        except LockInvalid as exc:
+            problem = exc.message
+    drift: list[Drift] = []
+    if pinned is not None:
+        if args.worktree:
+            top = git.text("rev-parse", "--show-toplevel")
+            actual = worktree_manifest(git, top, pinned.roots, policy.lock_exclude, pinned.files)
+        else:
+            _, actual = lock.build_manifest(git, rev, pinned.roots, policy.lock_exclude, pinned)
+        drift = lock.compare(pinned.files, actual)
+
+    who = client_identity(git.config_bool("evidence.trusted"))
+    view = RefView({policy.base: base} if base else {}, policy.base, base, policy.notes_ref in refs)
+    label = f"{base[:12]}..{rev[:12]}" if base else rev[:12]
+    checked = gate.judge(
+        git, [RefUpdate("0" * len(rev), rev, label)], policy, view, who, named_refs=False
+    )
+    ok = pinned is not None and not drift and checked.exit_code == EXIT_ALLOW
+    if args.format == "json":
+        print(
+            json.dumps(
+                {
+                    "rev": rev,
+                    "worktree": args.worktree,
+                    "matches": ok,
+                    "lock": None
+                    if pinned is None or found is None
+                    else {
+                        "commit": found.commit,
+                        "note": found.blob,
+                        "notes_ref": policy.notes_ref,
+                        "digest": pinned.digest,
+                        "pinned_by": pinned.pinned_by,
+                        "pinned_at": pinned.pinned_at,
+                    },
+                    "lock_error": problem,
+                    "drift": [_drift_json(d) for d in drift],
+                    "check": json.loads(to_json(checked)),
+                },
+                indent=1,
+            )
+        )
+    else:
+        _print_text(rev, args.worktree, found, pinned, problem, drift)
+        print(to_text(checked), end="")
+    return EXIT_ALLOW if ok else EXIT_REFUSE
+
+
+def _print_text(
+    rev: str,
+    worktree: bool,
+    found: lock.LockRef | None,
+    pinned: lock.Lock | None,
+    problem: str | None,
+    drift: list[Drift],
+) -> None:
+    if pinned is None or found is None:
+        print(f"lock: {problem}")
+        return
+    print(
+        f"lock: {pinned.digest} pinned on {found.commit[:12]} by {pinned.pinned_by} "
+        f"at {pinned.pinned_at}"
+    )
+    what = "the working tree" if worktree else rev[:12]
+    if not drift:
+        print(f"lock: {what} matches it ({len(pinned.files)} files)")
+        return
+    print(f"lock: {what} differs from it in {len(drift)} file(s):")
+    for item in drift:
+        print(f"  {item.kind}: {show_path(item.describe())}")
+    print(
+        "  To fix: restore the locked bytes, or have an evidence writer commit the "
+        "change and a lock writer pin it (git evidence lock)"
+    )
+
+
+def _drift_json(item: Drift) -> dict[str, Any]:
+    def side(entry: Entry | None) -> dict[str, Any] | None:
+        if entry is None:
+            return None
+        return {"mode": entry.mode, "digest": entry.digest, "size": entry.size, "lfs": entry.lfs}
+
+    return {"path": item.path, "kind": item.kind, "old": side(item.old), "new": side(item.new)}
+
+
+def worktree_manifest(
+    git: Git,
+    top: str,
+    roots: tuple[str, ...],
+    exclude: tuple[str, ...],
+    locked: Mapping[str, Entry],
+) -> dict[str, Entry]:
+    """The files on disk under the roots, as the lock records them: every file,
+    tracked or not, ignored or not, except the excluded globs. Links are not followed:
+    their text is hashed. A file whose lock entry is an LFS pointer matches when its
+    bytes are the object the pointer names (git-lfs has smudged it)."""
+    excluded = Excluder(exclude)
+    files: dict[str, Entry] = {}
+    for root in roots:
+        start = os.path.join(top, root)
+        if os.path.islink(start) or os.path.isfile(start):
+            _add_file(files, top, root, excluded)
+            continue
+        for directory, subdirs, names in os.walk(start):
+            rel_dir = os.path.relpath(directory, top).replace(os.sep, "/")
+            for sub in list(subdirs):
+                path = f"{rel_dir}/{sub}"
+                full = os.path.join(directory, sub)
+                if os.path.islink(full):
+                    subdirs.remove(sub)
+                    _add_file(files, top, path, excluded)
+                elif os.path.exists(os.path.join(full, ".git")):
+                    subdirs.remove(sub)  # a submodule: recorded by its commit
+                    head = Git(cwd=full).resolve_commit("HEAD")
+                    if head and not excluded(path):
+                        files[path] = Entry(GITLINK_MODE, head)
+            for name in names:
+                _add_file(files, top, f"{rel_dir}/{name}", excluded)
+    for path, entry in files.items():
+        pointer = locked.get(path)
+        if (
+            pointer is not None
+            and pointer.lfs is not None
+            and entry.lfs is None
+            and pointer.lfs == f"sha256:{entry.sha256} {entry.size}"
+        ):
+            files[path] = pointer
+    return dict(sorted(files.items()))
+
+
+def _add_file(files: dict[str, Entry], top: str, path: str, excluded: Excluder) -> None:
+    if excluded(path):
+        return
+    full = os.path.join(top, path)
+    info = os.lstat(full)
+    if stat.S_ISLNK(info.st_mode):
+        data = os.fsencode(os.readlink(full))
+        files[path] = Entry("120000", "", len(data), hashlib.sha256(data).hexdigest())
+        return
+    if not stat.S_ISREG(info.st_mode):
+        return
+    digest = hashlib.sha256()
+    with open(full, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    mode = "100755" if info.st_mode & stat.S_IXUSR else "100644"
+    lfs = None
+    if info.st_size <= lock.LFS_MAX:
+        with open(full, "rb") as handle:
+            lfs = lock.lfs_pointer(handle.read())
+    files[path] = Entry(mode, "", info.st_size, digest.hexdigest(), lfs)
