@@ -63,6 +63,13 @@ def _lock_findings(
     if facts.revlist is None or facts.commit is None or rules.judge_ref(facts, policy, who):
         return []
     found = lock.lock_facts(
-        git, cat, policy.notes_ref, policy.lock_exclude, facts.base, facts.commit, view.notes
+        git,
+        cat,
+        policy.notes_ref,
+        policy.lock_roots,
+        policy.lock_exclude,
+        facts.base,
+        facts.commit,
+        view.notes,
     )
     return rules.judge_lock(facts, found, policy, who)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -44,8 +43,7 @@ def test_lock_writer_pins_and_pushes_the_notes_ref(locked: Work, server: Path) -
     assert doc["commit"] == git(server, "rev-parse", "main").stdout.strip()
     files = doc["files"]
     assert isinstance(files, dict)
-    assert set(files) >= {"tests/fixtures/a.json", "tests/fixtures/b.json",
-                          "tests/goldens/out.txt"}
+    assert set(files) >= {"tests/fixtures/a.json", "tests/fixtures/b.json", "tests/goldens/out.txt"}
     shown = evidence(locked.path, "show-lock", "origin/main")
     assert shown.returncode == 0, shown.stderr
     assert "root tests/fixtures: tree" in shown.stdout
@@ -84,8 +82,13 @@ def test_untrusted_push_after_a_trusted_evidence_update_is_judged_against_the_ne
     locked.commit("new golden", {"tests/goldens/out.txt": "v2\n"})
     assert locked.push("origin", "HEAD:main", pusher="alice").returncode == 0
     agent = Work(tmp_path / "agent")
-    git(tmp_path, "clone", "-q", str(locked.git("remote", "get-url", "origin").stdout.strip()),
-        str(agent.path))
+    git(
+        tmp_path,
+        "clone",
+        "-q",
+        str(locked.git("remote", "get-url", "origin").stdout.strip()),
+        str(agent.path),
+    )
     agent.commit("product", {"src/app.py": "v3\n"})
     result = agent.push("origin", "HEAD:main", pusher=AGENT)
     assert result.returncode == 0, result.stderr
@@ -95,9 +98,11 @@ def test_untrusted_push_after_a_trusted_evidence_update_is_judged_against_the_ne
 def test_bytes_under_a_lock_root_outside_the_fixture_globs_are_a_breach(
     tmp_path: Path,
 ) -> None:
-    policy = ('[paths]\nfixture = ["tests/fixtures/**"]\n'
-              '[lock]\nroots = ["tests/fixtures", "data/golden"]\n'
-              '[identities]\nevidence_writers = ["alice"]\nlock_writers = ["ci-bot"]\n')
+    policy = (
+        '[paths]\nfixture = ["tests/fixtures/**"]\n'
+        '[lock]\nroots = ["tests/fixtures", "data/golden"]\n'
+        '[identities]\nevidence_writers = ["alice"]\nlock_writers = ["ci-bot"]\n'
+    )
     bare = make_server(tmp_path, {".git-evidence.toml": policy, "data/golden/x.bin": "1\n"})
     work = Work(tmp_path / "w")
     git(tmp_path, "clone", "-q", str(bare), str(work.path))
@@ -108,10 +113,16 @@ def test_bytes_under_a_lock_root_outside_the_fixture_globs_are_a_breach(
     assert "modified: data/golden/x.bin" in remote(result)
 
 
-@pytest.mark.parametrize(("kind", "change"), [
-    ("modified", "byte"), ("added", "add"), ("removed", "remove"), ("mode", "chmod"),
-    ("modified", "symlink"),
-])
+@pytest.mark.parametrize(
+    ("kind", "change"),
+    [
+        ("modified", "byte"),
+        ("added", "add"),
+        ("removed", "remove"),
+        ("mode", "chmod"),
+        ("modified", "symlink"),
+    ],
+)
 def test_drift_is_reported_by_verify_and_refused_at_push(
     locked: Work, kind: str, change: str
 ) -> None:
@@ -155,8 +166,14 @@ def test_verify_worktree_sees_untracked_and_ignored_files(locked: Work) -> None:
     result = evidence(locked.path, "verify", "--worktree", "--format", "json")
     assert result.returncode == 1
     doc = json.loads(result.stdout)
-    assert doc["drift"] == [{"path": "tests/fixtures/extra.tmp", "kind": "added",
-                             "old": None, "new": doc["drift"][0]["new"]}]
+    assert doc["drift"] == [
+        {
+            "path": "tests/fixtures/extra.tmp",
+            "kind": "added",
+            "old": None,
+            "new": doc["drift"][0]["new"],
+        }
+    ]
 
 
 def test_verify_without_a_lock_says_how_to_get_one(work: Work) -> None:
@@ -185,8 +202,9 @@ def test_forged_note_pushed_by_a_lock_writer_is_refused(locked: Work) -> None:
     assert refused(result, "lock-invalid")
 
 
-def test_doubled_note_from_a_cat_sort_uniq_merge_is_refused(locked: Work, server: Path,
-                                                          tmp_path: Path) -> None:
+def test_doubled_note_from_a_cat_sort_uniq_merge_is_refused(
+    locked: Work, server: Path, tmp_path: Path
+) -> None:
     other = Work(tmp_path / "other")
     git(tmp_path, "clone", "-q", str(server), str(other.path))
     other.git("config", "user.name", "second lock writer")
@@ -194,8 +212,7 @@ def test_doubled_note_from_a_cat_sort_uniq_merge_is_refused(locked: Work, server
     # merges the server's with cat_sort_uniq: the note now holds both records.
     assert evidence(other.path, "lock", "origin/main").returncode == 0
     other.git("fetch", "-q", "origin", f"{NOTES}:refs/notes/theirs")
-    other.git("notes", f"--ref={NOTES}", "merge", "-q", "-s", "cat_sort_uniq",
-              "refs/notes/theirs")
+    other.git("notes", f"--ref={NOTES}", "merge", "-q", "-s", "cat_sort_uniq", "refs/notes/theirs")
     text = other.git("notes", f"--ref={NOTES}", "show", "origin/main").stdout
     assert len([line for line in text.splitlines() if line.strip()]) == 2
     result = other.push("-f", "origin", NOTES, pusher="ci-bot")
@@ -232,7 +249,7 @@ def test_stale_lock_names_the_commit_to_pin(locked: Work, server: Path) -> None:
 
 
 def test_lock_missing_is_held_when_required(tmp_path: Path) -> None:
-    policy = '[lock]\nrequired = true\n'
+    policy = "[lock]\nrequired = true\n"
     bare = make_server(tmp_path, {".git-evidence.toml": policy})
     work = Work(tmp_path / "w")
     git(tmp_path, "clone", "-q", str(bare), str(work.path))
@@ -253,14 +270,14 @@ def test_lock_survives_the_agent_amending_and_rebasing_its_branch(locked: Work) 
 
 
 def test_lfs_pointer_is_recorded_and_its_change_reported(locked: Work, server: Path) -> None:
-    pointer = ("version https://git-lfs.github.com/spec/v1\n"
-               "oid sha256:" + "a" * 64 + "\nsize 12345\n")
+    pointer = (
+        "version https://git-lfs.github.com/spec/v1\noid sha256:" + "a" * 64 + "\nsize 12345\n"
+    )
     locked.commit("lfs golden", {"tests/goldens/big.bin": pointer})
     assert locked.push("origin", "HEAD:main", pusher="alice").returncode == 0
     entry = note_on(server)["files"]["tests/goldens/big.bin"]  # type: ignore[index]
     assert entry["lfs"] == {"oid": "sha256:" + "a" * 64, "size": 12345}
-    locked.commit("swap the object", {"tests/goldens/big.bin": pointer.replace("a" * 64,
-                                                                               "b" * 64)})
+    locked.commit("swap the object", {"tests/goldens/big.bin": pointer.replace("a" * 64, "b" * 64)})
     result = locked.push("origin", "HEAD:main", pusher=AGENT)
     assert refused(result, "fixture-breach")
     assert "lfs: tests/goldens/big.bin" in remote(result)

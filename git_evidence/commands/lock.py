@@ -16,9 +16,9 @@ def run(args: argparse.Namespace) -> int:
     if rev is None:
         raise UsageError(f"{args.rev!r} does not name a commit")
     policy = client_policy(git, None, git.refs())
-    name = git.config_get("user.name") or "unknown"
-    email = git.config_get("user.email")
-    pinned_by = f"{name} <{email}>" if email else name
+    code, ident = git.run("var", "GIT_COMMITTER_IDENT", ok_codes=(0, 128))
+    # "Name <email> 1700000000 +0000": who pins, without the time (pinned_at has it)
+    pinned_by = ident.decode("utf-8", "replace").rsplit(" ", 2)[0] if code == 0 else "unknown"
     pinned, written = lock.pin(
         git,
         rev,

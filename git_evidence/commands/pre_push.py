@@ -35,9 +35,11 @@ def run(args: argparse.Namespace) -> Report:
     who = client_identity(git.config_bool("evidence.trusted"))
     view = client_view(remote, refs, policy)
     if not view.notes:
-        notes.append(f"no lock fetched ({policy.notes_ref} is missing here): the lock "
-                     "is not checked before the server does it; `git evidence install` "
-                     "adds the fetch refspec, then `git fetch`")
+        notes.append(
+            f"no lock fetched ({policy.notes_ref} is missing here): the lock "
+            "is not checked before the server does it; `git evidence install` "
+            "adds the fetch refspec, then `git fetch`"
+        )
     report = gate.judge(git, updates, policy, view, who)
     report.notes = notes
     return report

@@ -1,0 +1,65 @@
+"""The lock record's canonical form, built by hand, equals the json module's."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from git_evidence.lock import Entry, Lock, LockInvalid, canonical_json, parse_note, peek_trees
+
+hexes = st.text(alphabet="0123456789abcdef", min_size=40, max_size=40)
+paths = st.text(min_size=1, max_size=20).filter(lambda p: "\n" not in p)
+
+
+@st.composite
+def entries(draw: st.DrawFn) -> Entry:
+    kind = draw(st.sampled_from(["file", "exec", "link", "gitlink", "lfs"]))
+    blob = draw(hexes)
+    if kind == "gitlink":
+        return Entry("160000", blob)
+    sha = draw(st.text(alphabet="0123456789abcdef", min_size=64, max_size=64))
+    size = draw(st.integers(0, 10**9))
+    mode = {"file": "100644", "exec": "100755", "link": "120000", "lfs": "100644"}[kind]
+    lfs = f"sha256:{sha} {size}" if kind == "lfs" else None
+    return Entry(mode, blob, size, sha, lfs)
+
+
+@given(st.dictionaries(paths, entries(), max_size=8), hexes, st.text(max_size=10))
+@settings(max_examples=200)
+def test_hand_built_canonical_form_equals_json_dumps(
+    files: dict[str, Entry], commit: str, who: str
+) -> None:
+    lock = Lock(
+        commit,
+        ("tests/fixtures", "b"),
+        {"tests/fixtures": commit, "b": None},
+        files,
+        who,
+        "2026-01-01T00:00:00Z",
+    )
+    assert lock.canonical == canonical_json(lock.as_json())
+    assert parse_note(lock.canonical, commit) == lock
+    assert peek_trees(lock.canonical, commit) == {"tests/fixtures": commit, "b": None}
+
+
+def test_a_reformatted_note_is_not_canonical() -> None:
+    commit = "a" * 40
+    lock = Lock(commit, ("r",), {"r": None}, {}, "x", "2026-01-01T00:00:00Z")
+    pretty = json.dumps(lock.as_json(), indent=1).encode()
+    with pytest.raises(LockInvalid, match=r"holds|canonical"):
+        parse_note(pretty, commit)
+
+
+def test_a_note_moved_to_another_commit_is_invalid() -> None:
+    lock = Lock("a" * 40, ("r",), {"r": None}, {}, "x", "2026-01-01T00:00:00Z")
+    with pytest.raises(LockInvalid, match="attached to bbbbbbbbbbbb"):
+        parse_note(lock.canonical, "b" * 40)
+
+
+def test_duplicate_keys_are_invalid() -> None:
+    text = b'{"commit":"' + b"a" * 40 + b'","commit":"x"}'
+    with pytest.raises(LockInvalid, match="duplicate key"):
+        parse_note(text, "a" * 40)
