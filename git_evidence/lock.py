@@ -322,7 +322,7 @@ def parse_note(data: bytes, annotated: str, *, known_canonical: bool = False) ->
             f"the note on {annotated[:12]} is not JSON: {exc}",
             fix="a lock writer re-pins: git evidence lock " + annotated[:12],
         ) from None
-    lock = _lock_from(doc, annotated)
+    lock = _lock_from(doc, annotated, checked=known_canonical)
     if not known_canonical and lock.canonical != records[0].encode():
         raise LockInvalid(
             f"the note on {annotated[:12]} is not in canonical form: its "
@@ -341,7 +341,7 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return doc
 
 
-def _lock_from(doc: Any, annotated: str) -> Lock:
+def _lock_from(doc: Any, annotated: str, *, checked: bool = False) -> Lock:
     def bad(why: str) -> LockInvalid:
         return LockInvalid(
             f"the note on {annotated[:12]} is not a lock: {why}",
@@ -367,7 +367,7 @@ def _lock_from(doc: Any, annotated: str) -> Lock:
     entries: dict[str, Entry] = {}
     for path, raw in files.items():
         try:
-            entries[path] = _entry(raw)
+            entries[path] = _entry(raw, checked)
         except (KeyError, TypeError, ValueError) as exc:
             raise bad(f"file {path!r}: {exc}") from None
     if not all(isinstance(doc[k], str) for k in ("pinned_by", "pinned_at")):
@@ -380,7 +380,9 @@ _OID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
-def _entry(raw: Any) -> Entry:
+def _entry(raw: Any, checked: bool = False) -> Entry:
+    """One file of a note. ``checked``: the note was validated before, skip the field
+    shapes (they only make the hand-built canonical form safe to compare)."""
     if not isinstance(raw, dict):
         raise TypeError("not an object")
     if raw.get("mode") == GITLINK_MODE:
@@ -394,7 +396,7 @@ def _entry(raw: Any) -> Entry:
         raise ValueError("fields must be mode, blob, size, sha256 (and lfs)")
     if not isinstance(raw["size"], int) or isinstance(raw["size"], bool) or raw["size"] < 0:
         raise TypeError("size is not a whole number")
-    for key, shape in (("mode", _MODE), ("blob", _OID), ("sha256", _SHA256)):
+    for key, shape in () if checked else (("mode", _MODE), ("blob", _OID), ("sha256", _SHA256)):
         if not isinstance(raw[key], str) or not shape.fullmatch(raw[key]):
             raise ValueError(f"{key} {raw[key]!r} is malformed")
     lfs = None
