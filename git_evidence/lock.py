@@ -105,6 +105,16 @@ class Lock:
             + canonical_json(tail)[1:]
         )
 
+    def summary(self) -> CachedLock:
+        return CachedLock(
+            self.commit,
+            dict(self.trees),
+            self.digest,
+            len(self.files),
+            self.pinned_by,
+            self.pinned_at,
+        )
+
     @functools.cached_property
     def digest(self) -> str:
         return "sha256:" + hashlib.sha256(self.canonical).hexdigest()
@@ -425,9 +435,14 @@ def find_lock(git: Git, notes_ref: str, rev: str) -> LockRef | None:
 
 
 class CachedLock(NamedTuple):
+    """What a validated note says, without its files."""
+
     commit: str
     trees: dict[str, str | None]
     digest: str
+    files: int = 0
+    pinned_by: str = ""
+    pinned_at: str = ""
 
 
 class LockCache:
@@ -453,7 +468,14 @@ class LockCache:
         try:
             with open(self._path(blob), encoding="utf-8") as handle:
                 doc = json.load(handle)
-            return CachedLock(doc["commit"], doc["trees"], doc["digest"])
+            return CachedLock(
+                doc["commit"],
+                doc["trees"],
+                doc["digest"],
+                doc["files"],
+                doc["pinned_by"],
+                doc["pinned_at"],
+            )
         except (OSError, ValueError, KeyError, TypeError):
             return None
 

@@ -207,10 +207,10 @@ def test_doubled_note_from_a_cat_sort_uniq_merge_is_refused(
 ) -> None:
     other = Work(tmp_path / "other")
     git(tmp_path, "clone", "-q", str(server), str(other.path))
-    other.git("config", "user.name", "second lock writer")
     # A second lock writer pins the same commit in a notes history of its own, then
     # merges the server's with cat_sort_uniq: the note now holds both records.
-    assert evidence(other.path, "lock", "origin/main").returncode == 0
+    second = {"GIT_COMMITTER_NAME": "second lock writer"}
+    assert evidence(other.path, "lock", "origin/main", env=second).returncode == 0
     other.git("fetch", "-q", "origin", f"{NOTES}:refs/notes/theirs")
     other.git("notes", f"--ref={NOTES}", "merge", "-q", "-s", "cat_sort_uniq", "refs/notes/theirs")
     text = other.git("notes", f"--ref={NOTES}", "show", "origin/main").stdout

@@ -42,26 +42,41 @@ def run(args: argparse.Namespace) -> int:
         base = default_base(git, refs, policy.base)
 
     found = lock.find_lock(git, policy.notes_ref, rev)
-    pinned: lock.Lock | None = None
+    summary: lock.CachedLock | None = None
     problem = None
+    drift: list[Drift] = []
     if found is None:
         problem = (
             f"no lock in force at {rev[:12]}: fetch the locks (git fetch origin "
             f"{policy.notes_ref}:{policy.notes_ref}) or have a lock writer pin one"
         )
     else:
-        try:
-            pinned = lock.read_lock(git, found)
-        except LockInvalid as exc:
-            problem = exc.message
-    drift: list[Drift] = []
-    if pinned is not None:
-        if args.worktree:
-            top = git.text("rev-parse", "--show-toplevel")
-            actual = worktree_manifest(git, top, pinned.roots, policy.lock_exclude, pinned.files)
-        else:
-            _, actual = lock.build_manifest(git, rev, pinned.roots, policy.lock_exclude, pinned)
-        drift = lock.compare(pinned.files, actual)
+        cache = lock.LockCache(git)
+        summary = cache.get(found.blob)
+        # A note validated before, whose root trees equal REV's: nothing to read.
+        fast = (
+            summary is not None
+            and not args.worktree
+            and summary.commit == found.commit
+            and lock.root_trees(git, rev, list(summary.trees)) == summary.trees
+        )
+        if not fast:
+            try:
+                pinned = lock.read_lock(git, found, cache)
+            except LockInvalid as exc:
+                problem, summary = exc.message, None
+            else:
+                summary = pinned.summary()
+                if args.worktree:
+                    top = git.text("rev-parse", "--show-toplevel")
+                    actual = worktree_manifest(
+                        git, top, pinned.roots, policy.lock_exclude, pinned.files
+                    )
+                else:
+                    _, actual = lock.build_manifest(
+                        git, rev, pinned.roots, policy.lock_exclude, pinned
+                    )
+                drift = lock.compare(pinned.files, actual)
 
     who = client_identity(git.config_bool("evidence.trusted"))
     view = RefView({policy.base: base} if base else {}, policy.base, base, policy.notes_ref in refs)
@@ -69,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     checked = gate.judge(
         git, [RefUpdate("0" * len(rev), rev, label)], policy, view, who, named_refs=False
     )
-    ok = pinned is not None and not drift and checked.exit_code == EXIT_ALLOW
+    ok = summary is not None and not drift and checked.exit_code == EXIT_ALLOW
     if args.format == "json":
         print(
             json.dumps(
@@ -78,14 +93,15 @@ def run(args: argparse.Namespace) -> int:
                     "worktree": args.worktree,
                     "matches": ok,
                     "lock": None
-                    if pinned is None or found is None
+                    if summary is None or found is None
                     else {
                         "commit": found.commit,
                         "note": found.blob,
                         "notes_ref": policy.notes_ref,
-                        "digest": pinned.digest,
-                        "pinned_by": pinned.pinned_by,
-                        "pinned_at": pinned.pinned_at,
+                        "digest": summary.digest,
+                        "pinned_by": summary.pinned_by,
+                        "pinned_at": summary.pinned_at,
+                        "files": summary.files,
                     },
                     "lock_error": problem,
                     "drift": [_drift_json(d) for d in drift],
@@ -95,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     else:
-        _print_text(rev, args.worktree, found, pinned, problem, drift)
+        _print_text(rev, args.worktree, found, summary, problem, drift)
         print(to_text(checked), end="")
     return EXIT_ALLOW if ok else EXIT_REFUSE
 
@@ -104,7 +120,7 @@ def _print_text(
     rev: str,
     worktree: bool,
     found: lock.LockRef | None,
-    pinned: lock.Lock | None,
+    pinned: lock.CachedLock | None,
     problem: str | None,
     drift: list[Drift],
 ) -> None:
@@ -117,7 +133,7 @@ def _print_text(
     )
     what = "the working tree" if worktree else rev[:12]
     if not drift:
-        print(f"lock: {what} matches it ({len(pinned.files)} files)")
+        print(f"lock: {what} matches it ({pinned.files} files)")
         return
     print(f"lock: {what} differs from it in {len(drift)} file(s):")
     for item in drift:
