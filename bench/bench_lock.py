@@ -25,16 +25,26 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from bench_fence import WORK, build
+from bench_fence import HERE, WORK, build
 
 NOTES = "refs/notes/evidence"
 
 
-def git(repo: Path, *args: str, env: dict[str, str] | None = None, input: bytes | None = None
-        ) -> str:
-    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True,
-                          env={**os.environ, **(env or {})}, input=input
-                          ).stdout.decode().strip()
+def git(
+    repo: Path, *args: str, env: dict[str, str] | None = None, input: bytes | None = None
+) -> str:
+    return (
+        subprocess.run(
+            ["git", *args],
+            cwd=repo,
+            check=True,
+            capture_output=True,
+            env={**os.environ, **(env or {})},
+            input=input,
+        )
+        .stdout.decode()
+        .strip()
+    )
 
 
 def run(cmd: list[str], cwd: Path, stdin: bytes | None = None) -> float:
@@ -42,13 +52,16 @@ def run(cmd: list[str], cwd: Path, stdin: bytes | None = None) -> float:
     proc = subprocess.run(cmd, cwd=cwd, input=stdin, capture_output=True, check=False)
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:
-        raise SystemExit(f"{cmd} exited {proc.returncode}: {proc.stderr.decode()[-2000:]}"
-                         f"{proc.stdout.decode()[-2000:]}")
+        raise SystemExit(
+            f"{cmd} exited {proc.returncode}: {proc.stderr.decode()[-2000:]}"
+            f"{proc.stdout.decode()[-2000:]}"
+        )
     return elapsed
 
 
-def alternate(runs: int, ours: Callable[[], float], theirs: Callable[[], float]
-              ) -> tuple[float, float]:
+def alternate(
+    runs: int, ours: Callable[[], float], theirs: Callable[[], float]
+) -> tuple[float, float]:
     a, b = [], []
     for _ in range(runs):
         a.append(ours())
@@ -64,15 +77,34 @@ def commit_changing(repo: Path, parent: str, path: str, data: bytes) -> str:
         git(repo, "read-tree", parent, env=env)
         git(repo, "update-index", "--cacheinfo", f"100644,{blob},{path}", env=env)
         tree = git(repo, "write-tree", env=env)
-    return git(repo, "commit-tree", tree, "-p", parent, "-m", f"change {path}",
-               env={"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@x",
-                    "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@x"})
+    return git(
+        repo,
+        "commit-tree",
+        tree,
+        "-p",
+        parent,
+        "-m",
+        f"change {path}",
+        env={
+            "GIT_AUTHOR_NAME": "b",
+            "GIT_AUTHOR_EMAIL": "b@x",
+            "GIT_COMMITTER_NAME": "b",
+            "GIT_COMMITTER_EMAIL": "b@x",
+        },
+    )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
+    # Measure the package as an install leaves it: byte-compiled (pip compiles on
+    # install; a PYTHONDONTWRITEBYTECODE environment would otherwise recompile each run).
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(HERE.parent / "git_evidence")],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     repo = WORK / "fence-20000-20000.git"
     WORK.mkdir(exist_ok=True)
     base, _ = build(repo, 20_000, 20_000)
@@ -83,23 +115,29 @@ def main() -> int:
     checkout = WORK / "fixtures-checkout"
     if not checkout.exists():
         checkout.mkdir()
-        archive = subprocess.run(["git", "archive", base, "tests/fixtures"], cwd=repo,
-                                 check=True, capture_output=True).stdout
+        archive = subprocess.run(
+            ["git", "archive", base, "tests/fixtures"], cwd=repo, check=True, capture_output=True
+        ).stdout
         subprocess.run(["tar", "-x", "-C", str(checkout)], input=archive, check=True)
     files = sorted(str(p.relative_to(checkout)) for p in checkout.rglob("*") if p.is_file())
-    sums = subprocess.run(["sha256sum", *files], cwd=checkout, check=True,
-                          capture_output=True).stdout
+    sums = subprocess.run(
+        ["sha256sum", *files], cwd=checkout, check=True, capture_output=True
+    ).stdout
     (WORK / "fixtures.sha256").write_bytes(sums)
-    print(f"{len(files)} fixture files, "
-          f"{sum(os.path.getsize(checkout / f) for f in files) / 1e6:.0f} MB")
+    print(
+        f"{len(files)} fixture files, "
+        f"{sum(os.path.getsize(checkout / f) for f in files) / 1e6:.0f} MB"
+    )
 
     def cold() -> float:
         subprocess.run(["git", "update-ref", "-d", NOTES], cwd=repo, check=False)
         return run([*evidence, "lock", base], repo)
 
     cold_s, sum_s = alternate(args.runs, cold, lambda: run(["sha256sum", *files], checkout))
-    print(f"cold lock: {cold_s * 1000:.0f} ms, sha256sum {sum_s * 1000:.0f} ms, "
-          f"ratio {cold_s / sum_s:.2f} (<= 1.2)")
+    print(
+        f"cold lock: {cold_s * 1000:.0f} ms, sha256sum {sum_s * 1000:.0f} ms, "
+        f"ratio {cold_s / sum_s:.2f} (<= 1.2)"
+    )
 
     cold()  # base pinned from here on
     pinned_notes = git(repo, "rev-parse", NOTES)
@@ -110,15 +148,21 @@ def main() -> int:
         return run([*evidence, "lock", changed], repo)
 
     repin_s = statistics.median(repin() for _ in range(args.runs))
-    print(f"re-pin, one file changed: {repin_s * 1000:.0f} ms, cold {cold_s * 1000:.0f} ms, "
-          f"ratio {repin_s / cold_s:.3f} (<= 0.05)")
+    print(
+        f"re-pin, one file changed: {repin_s * 1000:.0f} ms, cold {cold_s * 1000:.0f} ms, "
+        f"ratio {repin_s / cold_s:.3f} (<= 0.05)"
+    )
 
     git(repo, "update-ref", NOTES, pinned_notes)
     verify_s, check_s = alternate(
-        args.runs, lambda: run([*evidence, "verify", base, "--base", base], repo),
-        lambda: run(["sha256sum", "-c", "--quiet", str(WORK / "fixtures.sha256")], checkout))
-    print(f"verify, fixtures unchanged: {verify_s * 1000:.0f} ms, sha256sum -c "
-          f"{check_s * 1000:.0f} ms, ratio {verify_s / check_s:.3f} (<= 0.05)")
+        args.runs,
+        lambda: run([*evidence, "verify", base, "--base", base], repo),
+        lambda: run(["sha256sum", "-c", "--quiet", str(WORK / "fixtures.sha256")], checkout),
+    )
+    print(
+        f"verify, fixtures unchanged: {verify_s * 1000:.0f} ms, sha256sum -c "
+        f"{check_s * 1000:.0f} ms, ratio {verify_s / check_s:.3f} (<= 0.05)"
+    )
 
     product = commit_changing(repo, base, "src/pkg000/mod000.py", b"VALUE = 42\n")
     stdin = f"{base} {product} refs/heads/main\n".encode()
@@ -130,11 +174,14 @@ def main() -> int:
             else:
                 subprocess.run(["git", "update-ref", "-d", NOTES], cwd=repo, check=False)
             return run([*evidence, "pre-receive"], repo, stdin)
+
         return timed
 
     on_s, off_s = alternate(max(args.runs, 15), push(True), push(False))
-    print(f"1-commit push: lock check on {on_s * 1000:.1f} ms, off {off_s * 1000:.1f} ms, "
-          f"ratio {on_s / off_s:.3f} (<= 1.1)")
+    print(
+        f"1-commit push: lock check on {on_s * 1000:.1f} ms, off {off_s * 1000:.1f} ms, "
+        f"ratio {on_s / off_s:.3f} (<= 1.1)"
+    )
     git(repo, "update-ref", NOTES, pinned_notes)
     shutil.rmtree(checkout / "unused", ignore_errors=True)
     return 0

@@ -485,10 +485,7 @@ class LockCache:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             tmp = f"{path}.{os.getpid()}.tmp"
             with open(tmp, "w", encoding="utf-8") as handle:
-                json.dump(
-                    {"commit": lock.commit, "trees": dict(lock.trees), "digest": lock.digest},
-                    handle,
-                )
+                json.dump(lock.summary()._asdict(), handle)
             os.replace(tmp, path)
         except OSError:
             pass  # a cache that cannot be written only costs time
