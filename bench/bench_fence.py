@@ -185,6 +185,8 @@ def main() -> int:
     WORK.mkdir(exist_ok=True)
     t0 = time.perf_counter()
     base, tip = build(repo, args.commits, args.fixture_bytes)
+    # the fence alone: no lock notes (bench_lock.py measures the lock)
+    subprocess.run(["git", "update-ref", "-d", "refs/notes/evidence"], cwd=repo, check=False)
     print(f"repository {repo} ready in {time.perf_counter() - t0:.1f} s")
     hook = [sys.executable, "-m", "git_evidence", "pre-receive"]
     env_note = "pre-receive run in the bare repository, stdin `<old> <new> refs/heads/main`"
