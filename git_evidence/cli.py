@@ -125,6 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--repo", metavar="DIR", help="repository (default: current)")
 
+    _add_freeze(sub)
     sub.add_parser("rules", help="list every rule id with its fix")
     return parser
 
@@ -141,7 +142,50 @@ COMMAND_MODULES = {
     "lock": "lock",
     "show-lock": "show_lock",
     "verify": "verify",
+    "freeze": "freeze",
 }
+
+
+def _add_freeze(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("freeze", help="the freeze ledger: add (CI), list, status")
+    verbs = p.add_subparsers(dest="verb", metavar="VERB", required=True)
+
+    a = verbs.add_parser("add", help="reproduce a flake and append a freeze (CI)")
+    a.add_argument("--test", required=True, metavar="ID", help="the test id to freeze")
+    a.add_argument("--runs", type=int, required=True, metavar="N", help="runs per seed")
+    a.add_argument("--seeds", type=int, default=1, metavar="K", help="seeds to try (1)")
+    a.add_argument("--seed", type=int, default=0, metavar="S", help="first seed (0)")
+    a.add_argument(
+        "--fingerprint",
+        help="the failure's fingerprint (default: a digest of the failing run's output)",
+    )
+    a.add_argument("--reason", default="", help="why, for people reading the ledger")
+    a.add_argument(
+        "--hours", type=int, help="window length (default and maximum: [ledger].max_window_hours)"
+    )
+    a.add_argument(
+        "--timeout", type=float, default=600.0, metavar="S", help="seconds one run may take (600)"
+    )
+    a.add_argument(
+        "--writer",
+        help="the ledger writer recorded (default: the pusher variables, as the server reads them)",
+    )
+    a.add_argument(
+        "--ci",
+        action="store_true",
+        help="this runs in CI: allowed where the writer is not known locally",
+    )
+    a.add_argument("command", nargs=argparse.REMAINDER, metavar="-- CMD…")
+
+    lst = verbs.add_parser("list", help="what is frozen, until when, why")
+    which = lst.add_mutually_exclusive_group()
+    which.add_argument("--active", action="store_true")
+    which.add_argument("--expired", action="store_true")
+    _add_format(lst)
+
+    st = verbs.add_parser("status", help="exit 0 only when a matching freeze is in force")
+    st.add_argument("test_id", metavar="TEST_ID")
+    st.add_argument("--fingerprint")
 
 
 def _command(name: str) -> Callable[[argparse.Namespace], Report | int]:

@@ -4,11 +4,13 @@ ref updates → ranges → classified commits → findings → report."""
 from __future__ import annotations
 
 import gc
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
 
-from git_evidence import lock, rules
-from git_evidence.git import CatFile, Git
+from git_evidence import ledger, lock, rules
+from git_evidence.git import CatFile, Git, is_zero
 from git_evidence.identity import Identity
+from git_evidence.paths import fold_path
 from git_evidence.policy import Policy
 from git_evidence.ranges import (
     RefUpdate,
@@ -40,7 +42,10 @@ def judge(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        summaries = {c.oid: rules.summarize(c, classifier) for c in stream_commits(git, plans)}
+        ledger_path = fold_path(policy.ledger_path)
+        summaries = {
+            c.oid: rules.summarize(c, classifier, ledger_path) for c in stream_commits(git, plans)
+        }
     finally:
         if collecting:
             gc.enable()
@@ -49,9 +54,62 @@ def judge(
         rules.judge_update(p, [summaries[c] for c in p.commits], policy, who) for p in plans
     ]
     with CatFile(git) as cat:
+        pins = lock.pin_lookup(git, cat, policy.notes_ref)
         for verdict in verdicts:
             verdict.findings += _lock_findings(git, cat, verdict.facts, policy, view, who)
+            touched = (
+                [(c, change) for c in verdict.facts.commits for change in summaries[c].ledger]
+                if verdict.facts.revlist
+                else []
+            )
+            if touched:
+                verdict.findings += _ledger_findings(cat, verdict.facts, touched, policy, pins)
     return Report(who, policy, verdicts)
+
+
+def _ledger_findings(
+    cat: CatFile,
+    facts: UpdateFacts,
+    touched: list[tuple[str, tuple[str, str, str, str]]],
+    policy: Policy,
+    pins: Callable[[str], bool],
+) -> list[rules.Finding]:
+    """Each commit's change to the freeze ledger, then the range's as a whole."""
+    now = datetime.now(timezone.utc)  # the server's clock, never a commit's date
+
+    def blob(oid: str) -> bytes | None:
+        return None if is_zero(oid) else cat.read(oid)
+
+    def check(old: bytes | None, new: bytes | None) -> list[ledger.Problem]:
+        return ledger.check_change(
+            old,
+            new,
+            max_window_hours=policy.max_window_hours,
+            now=now,
+            writers=policy.ledger_writers,
+            pin_exists=pins,
+        )
+
+    problems: list[tuple[str | None, ledger.Problem]] = []
+    for commit, (status, old, new, path) in touched:
+        if path != policy.ledger_path:  # a case or Unicode variant of the ledger's name
+            problems.append(
+                (
+                    commit,
+                    ledger.Problem(
+                        "ledger-rewrite", None, f"{path!r} is another spelling of the ledger"
+                    ),
+                )
+            )
+            continue
+        problems += [(commit, p) for p in check(blob(old), None if status == "D" else blob(new))]
+    if not problems and facts.commit is not None:
+        tip = cat.get(f"{facts.commit}:{policy.ledger_path}")
+        start = cat.get(f"{facts.base}:{policy.ledger_path}") if facts.base else None
+        if start is not None or tip is not None:
+            whole = check(start[2] if start else None, tip[2] if tip else None)
+            problems += [(None, p) for p in whole if p.rule == "ledger-rewrite"]
+    return rules.judge_ledger(facts, problems, policy.ledger_path)
 
 
 def _lock_findings(

@@ -745,3 +745,33 @@ def check_notes_update(git: Git, cat: CatFile, old: str | None, new: str) -> lis
         except LockInvalid as exc:
             problems.append(exc.message)
     return problems
+
+
+def pin_lookup(git: Git, cat: CatFile, notes_ref: str) -> Callable[[str], bool]:
+    """``pin_exists(digest)``: is it the digest of a lock note on ``notes_ref``? Notes
+    are hashed as they are (a valid note's bytes are its canonical form); validated
+    ones answer from the cache without being read."""
+    known: set[str] = set()
+    pending: list[str] | None = None
+    cache = LockCache(git)
+
+    def exists(digest: str) -> bool:
+        nonlocal pending
+        if digest in known:
+            return True
+        if pending is None:
+            pending = list(git.notes(notes_ref).values())
+        while pending:
+            blob = pending.pop()
+            summary = cache.get(blob)
+            got = (
+                summary.digest
+                if summary
+                else "sha256:" + hashlib.sha256(cat.read(blob)).hexdigest()
+            )
+            known.add(got)
+            if got == digest:
+                return True
+        return False
+
+    return exists

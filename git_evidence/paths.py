@@ -158,6 +158,14 @@ class Change(NamedTuple):
     # Repository paths the new link leads through, following links it meets in the
     # commit's own tree (`src/a -> b`, `src/b -> ../tests/fixtures`).
     link_hops: tuple[str, ...] = ()
+    raw_meta: bytes = b""  # the raw row, for plain rows whose ids were not decoded
+
+    def object_ids(self) -> tuple[str, str]:
+        """(old, new) object ids, decoded from the raw row when needed."""
+        if self.old_oid or self.new_oid or not self.raw_meta:
+            return self.old_oid, self.new_oid
+        fields = self.raw_meta.decode().split()
+        return fields[2], fields[3]
 
 
 class Classifier:

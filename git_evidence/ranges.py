@@ -203,7 +203,7 @@ def _change(meta: bytes, path: str, links: LinkResolver, treeish: str | None) ->
         # object ids are only needed to read link targets, so plain rows skip them.
         old_mode = _MODES.get(meta[1:7]) or _MODES.setdefault(meta[1:7], meta[1:7].decode())
         new_mode = _MODES.get(meta[8:14]) or _MODES.setdefault(meta[8:14], meta[8:14].decode())
-        return Change(chr(meta[-1]), old_mode, new_mode, "", "", path)
+        return Change(chr(meta[-1]), old_mode, new_mode, "", "", path, raw_meta=meta)
     text = meta.decode()
     parents = len(text) - len(text.lstrip(":"))
     fields = text.lstrip(":").split()

@@ -8,8 +8,9 @@ from typing import NamedTuple
 
 from git_evidence import paths
 from git_evidence.identity import Identity
+from git_evidence.ledger import Problem
 from git_evidence.lock import Drift, LockFacts
-from git_evidence.paths import EVIDENCE_CLASSES, Classifier
+from git_evidence.paths import EVIDENCE_CLASSES, Classifier, fold_path
 from git_evidence.policy import Policy
 from git_evidence.ranges import CommitDiff, UpdateFacts
 
@@ -95,6 +96,17 @@ RULES: dict[str, tuple[str | None, str]] = {
         "a lock writer re-pins {locked} (`git evidence lock {locked}`) and pushes "
         "refs/notes/evidence; a note is one canonical record written by git evidence",
     ),
+    "ledger-rewrite": (
+        REJECT,
+        "the freeze ledger is append-only: restore its old bytes (`git checkout {base} -- "
+        "{path}`) and append new lines only; CI appends them (`git evidence freeze add`)",
+    ),
+    "ledger-entry": (
+        REJECT,
+        "append only entries `git evidence freeze add` writes: a reproduced flake (one "
+        "seed that both passed and failed), a window inside max_window_hours, a pin that "
+        "exists, by a ledger writer",
+    ),
     "policy-error": (REJECT, "fix the policy file named above; until then every push is refused"),
     "git-error": (
         REJECT,
@@ -125,21 +137,27 @@ class CommitSummary(NamedTuple):
     classes: frozenset[str]
     added_tests: tuple[str, ...] = ()
     changed_tests: tuple[str, ...] = ()
+    # (status, old blob, new blob, path) of each change to the freeze ledger
+    ledger: tuple[tuple[str, str, str, str], ...] = ()
 
 
 # Commits share a handful of class combinations: one frozenset object each.
 _CLASS_SETS: dict[tuple[str, ...], frozenset[str]] = {}
 
 
-def summarize(commit: CommitDiff, classifier: Classifier) -> CommitSummary:
+def summarize(commit: CommitDiff, classifier: Classifier, ledger_path: str = "") -> CommitSummary:
+    """``ledger_path`` (folded): changes to it keep their blob ids for the ledger checks."""
     by_class: dict[str, list[str]] = {}
     added: list[str] = []
     changed: list[str] = []
+    ledger: list[tuple[str, str, str, str]] = []
     for change in commit.changes:
         klass = classifier.classify_change(change).klass
         by_class.setdefault(klass, []).append(change.path)
         if klass == paths.TEST:
             (added if change.status == "A" else changed).append(change.path)
+        elif klass == paths.LEDGER and fold_path(change.path) == ledger_path:
+            ledger.append((change.status, *change.object_ids(), change.path))
     key = tuple(by_class)
     classes = _CLASS_SETS.get(key) or _CLASS_SETS.setdefault(key, frozenset(key))
     return CommitSummary(
@@ -149,6 +167,7 @@ def summarize(commit: CommitDiff, classifier: Classifier) -> CommitSummary:
         classes,
         tuple(added),
         tuple(changed),
+        tuple(ledger),
     )
 
 
@@ -413,3 +432,26 @@ def judge_notes(facts: UpdateFacts, problems: Sequence[str]) -> list[Finding]:
         _finding("lock-invalid", facts.update.ref, message=problem, locked="<commit>")
         for problem in problems
     ]
+
+
+def judge_ledger(
+    facts: UpdateFacts, problems: Sequence[tuple[str | None, Problem]], ledger_path: str
+) -> list[Finding]:
+    """Findings for the freeze ledger's changes: ``(commit or None for the range,
+    problem)`` pairs from ledger.check_change."""
+    base = (facts.base or "<base>")[:12]
+    findings = []
+    for commit, problem in problems:
+        where = f"line {problem.line}: " if problem.line else ""
+        findings.append(
+            _finding(
+                problem.rule,
+                facts.update.ref,
+                commit=commit,
+                found={paths.LEDGER: [ledger_path]},
+                message=f"{ledger_path}: {where}{problem.message}",
+                base=base,
+                path=ledger_path,
+            )
+        )
+    return findings

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from git_evidence import gate
+from git_evidence.commands.freeze import freeze_notes
 from git_evidence.context import DEFAULT_BASE, client_policy, policy_at, tracking_ref
 from git_evidence.errors import UsageError
 from git_evidence.git import Git
@@ -39,6 +40,7 @@ def run(args: argparse.Namespace) -> Report:
             if sep:
                 verdict.facts.base = bottom
         report.verdicts += part.verdicts
+        report.notes += freeze_notes(git, policy, top, bottom)
     return report
 
 

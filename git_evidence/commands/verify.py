@@ -16,6 +16,7 @@ from typing import Any
 
 from git_evidence import gate, lock
 from git_evidence.commands.check import default_base
+from git_evidence.commands.freeze import freeze_notes
 from git_evidence.context import client_policy, policy_at
 from git_evidence.errors import EXIT_ALLOW, EXIT_REFUSE, UsageError
 from git_evidence.git import Git
@@ -84,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
     checked = gate.judge(
         git, [RefUpdate("0" * len(rev), rev, label)], policy, view, who, named_refs=False
     )
+    checked.notes += freeze_notes(git, policy, rev, base)
     ok = summary is not None and not drift and checked.exit_code == EXIT_ALLOW
     if args.format == "json":
         print(
