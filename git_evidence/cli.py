@@ -175,7 +175,7 @@ def _add_freeze(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         action="store_true",
         help="this runs in CI: allowed where the writer is not known locally",
     )
-    a.add_argument("command", nargs=argparse.REMAINDER, metavar="-- CMD…")
+    a.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- CMD…")
 
     lst = verbs.add_parser("list", help="what is frozen, until when, why")
     which = lst.add_mutually_exclusive_group()

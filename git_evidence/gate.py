@@ -3,12 +3,13 @@ ref updates → ranges → classified commits → findings → report."""
 
 from __future__ import annotations
 
+import functools
 import gc
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 
 from git_evidence import ledger, lock, rules
-from git_evidence.git import CatFile, Git, is_zero
+from git_evidence.git import CatFile, Git, blob_id, is_zero
 from git_evidence.identity import Identity
 from git_evidence.paths import fold_path
 from git_evidence.policy import Policy
@@ -63,11 +64,12 @@ def judge(
                 else []
             )
             if touched:
-                verdict.findings += _ledger_findings(cat, verdict.facts, touched, policy, pins)
+                verdict.findings += _ledger_findings(git, cat, verdict.facts, touched, policy, pins)
     return Report(who, policy, verdicts)
 
 
 def _ledger_findings(
+    git: Git,
     cat: CatFile,
     facts: UpdateFacts,
     touched: list[tuple[str, tuple[str, str, str, str]]],
@@ -77,10 +79,31 @@ def _ledger_findings(
     """Each commit's change to the freeze ledger, then the range's as a whole."""
     now = datetime.now(timezone.utc)  # the server's clock, never a commit's date
 
-    def blob(oid: str) -> bytes | None:
-        return None if is_zero(oid) else cat.read(oid)
+    read: dict[str, bytes] = {}  # a ledger is read once per blob, however often named
 
-    def check(old: bytes | None, new: bytes | None) -> list[ledger.Problem]:
+    def blob(oid: str | None) -> bytes | None:
+        if oid is None or is_zero(oid):
+            return None
+        if oid not in read:
+            read[oid] = cat.read(oid)
+        return read[oid]
+
+    @functools.cache
+    def pair(old: str | None, new: str | None) -> tuple[bytes | None, bytes | None]:
+        """The old and new ledger. When the new one starts with the old one (its first
+        bytes hash to the old blob's id), the old blob is never read: a one-line append
+        to a long ledger inflates one blob, not two."""
+        after = blob(new)
+        if old is None or is_zero(old) or after is None or old in read:
+            return blob(old), after
+        size = git.object_size(old)
+        if size <= len(after) and blob_id(memoryview(after)[:size], old) == old:
+            return after[:size], after
+        return blob(old), after
+
+    @functools.cache
+    def check(old_oid: str | None, new_oid: str | None) -> list[ledger.Problem]:
+        old, new = pair(old_oid, new_oid)
         return ledger.check_change(
             old,
             new,
@@ -102,12 +125,16 @@ def _ledger_findings(
                 )
             )
             continue
-        problems += [(commit, p) for p in check(blob(old), None if status == "D" else blob(new))]
+        problems += [(commit, p) for p in check(old, None if status == "D" else new)]
     if not problems and facts.commit is not None:
-        tip = cat.get(f"{facts.commit}:{policy.ledger_path}")
-        start = cat.get(f"{facts.base}:{policy.ledger_path}") if facts.base else None
+        revs = [facts.base, facts.commit] if facts.base else [facts.commit]
+        ends = [
+            hit[0] if hit and hit[1] == "blob" else None
+            for hit in git.batch_check([f"{rev}:{policy.ledger_path}" for rev in revs])
+        ]
+        start, tip = (ends[0], ends[1]) if facts.base else (None, ends[0])
         if start is not None or tip is not None:
-            whole = check(start[2] if start else None, tip[2] if tip else None)
+            whole = check(start, tip)
             problems += [(None, p) for p in whole if p.rule == "ledger-rewrite"]
     return rules.judge_ledger(facts, problems, policy.ledger_path)
 

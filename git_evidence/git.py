@@ -9,6 +9,7 @@ objects still in pre-receive quarantine stay visible.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import subprocess
 import sys
@@ -36,6 +37,14 @@ DROPPED_ENV = ("GIT_GRAFT_FILE", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_CONFIG_P
 
 def is_zero(oid: str) -> bool:
     return oid in ZERO_OIDS
+
+
+def blob_id(data: bytes | memoryview, like: str) -> str:
+    """The id git gives a blob of ``data``, in the hash of the id ``like``."""
+    digest = hashlib.sha256() if len(like) == 64 else hashlib.sha1()
+    digest.update(b"blob %d\0" % len(data))
+    digest.update(data)
+    return digest.hexdigest()
 
 
 def zsplit(data: bytes) -> list[bytes]:
@@ -209,6 +218,9 @@ class Git:
         finally:
             proc.kill()
             proc.wait()
+
+    def object_size(self, oid: str) -> int:
+        return int(self.text("cat-file", "-s", oid))
 
     def blob_bytes(self, oid: str) -> bytes:
         return self.out("cat-file", "blob", oid)
@@ -401,7 +413,8 @@ class CatFile:
                 raise GitError(["git", "cat-file", "--batch"], 128, b"", b"cat-file ended")
             return None
         size = int(header[2])
-        data = proc.stdout.read(size + 1)[:size]
+        data = proc.stdout.read(size)
+        proc.stdout.read(1)  # the newline after the object
         return header[0].decode(), header[1].decode(), data
 
     def read(self, oid: str) -> bytes:

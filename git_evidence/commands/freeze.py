@@ -56,7 +56,7 @@ def read_ledger(
 
 
 def _add(git: Git, policy: Policy, args: argparse.Namespace) -> int:
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    command = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
     if not command:
         raise UsageError(
             "no command to run", fix="git evidence freeze add --test ID --runs N -- CMD ARGS…"
