@@ -558,7 +558,9 @@ def test_hosting_identity_variables_name_the_pusher(work: Work, variable: str) -
 def test_ledger_append_needs_a_ledger_writer(work: Work) -> None:
     work.commit("freeze", {"tests/freeze.jsonl": "{}\n"})
     assert refused(work.push("origin", "HEAD:main", pusher="alice"), "evidence-untrusted")
-    assert work.push("origin", "HEAD:main", pusher="ci-bot").returncode == 0
+    by_ci = work.push("origin", "HEAD:main", pusher="ci-bot")
+    assert refused(by_ci, "ledger-entry")  # a writer, but not a valid entry
+    assert "evidence-untrusted" not in by_ci.stderr
 
 
 # -- the [rules] table ---------------------------------------------------------------------
