@@ -9,7 +9,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from conftest import Work, evidence, git
+from conftest import Work, evidence
 from test_lock import pin_main
 from test_server_push import refused, remote
 
@@ -24,8 +24,14 @@ def stamp(moment: datetime) -> str:
 def entry(pin: str, **over: object) -> dict[str, object]:
     now = datetime.now(timezone.utc)
     doc: dict[str, object] = {
-        "test_id": "tests/test_app.py::test_app", "fingerprint": "f00d", "seed": 7,
-        "pin": pin, "reproduced": True, "runs": 10, "failures": 3, "writer": CI,
+        "test_id": "tests/test_app.py::test_app",
+        "fingerprint": "f00d",
+        "seed": 7,
+        "pin": pin,
+        "reproduced": True,
+        "runs": 10,
+        "failures": 3,
+        "writer": CI,
         "frozen_at": stamp(now - timedelta(hours=1)),
         "until": stamp(now + timedelta(hours=24)),
     }
@@ -166,8 +172,16 @@ def test_a_duplicate_key_is_refused(ci: tuple[Work, str]) -> None:
 def test_a_window_too_long_is_refused(ci: tuple[Work, str]) -> None:
     work, pin = ci
     now = datetime.now(timezone.utc)
-    append(work, line(entry(pin, frozen_at=stamp(now - timedelta(hours=1)),
-                            until=stamp(now + timedelta(hours=100)))))
+    append(
+        work,
+        line(
+            entry(
+                pin,
+                frozen_at=stamp(now - timedelta(hours=1)),
+                until=stamp(now + timedelta(hours=100)),
+            )
+        ),
+    )
     result = work.push("origin", "HEAD:main", pusher=CI)
     assert refused(result, "ledger-entry")
     assert "more than max_window_hours = 72" in remote(result)
@@ -218,8 +232,7 @@ def test_an_entry_by_a_writer_who_is_not_a_ledger_writer_is_refused(
 def test_a_pusher_who_is_not_a_ledger_writer_is_refused(ci: tuple[Work, str]) -> None:
     work, pin = ci
     append(work, line(entry(pin)))
-    assert refused(work.push("origin", "HEAD:main", pusher="agent-bot"),
-                   "evidence-untrusted")
+    assert refused(work.push("origin", "HEAD:main", pusher="agent-bot"), "evidence-untrusted")
     assert refused(work.push("origin", "HEAD:main", pusher="alice"), "evidence-untrusted")
 
 
@@ -229,8 +242,14 @@ def test_a_commit_dated_in_the_past_with_an_old_window_is_refused(
     work, pin = ci
     then = datetime(2020, 1, 1, tzinfo=timezone.utc)
     append(work, line(entry(pin, frozen_at=stamp(then), until=stamp(then + timedelta(hours=48)))))
-    work.git("commit", "-q", "--amend", "--no-edit", "--date=2020-01-01T01:00:00Z",
-             env={"GIT_COMMITTER_DATE": "2020-01-01T01:00:00Z"})
+    work.git(
+        "commit",
+        "-q",
+        "--amend",
+        "--no-edit",
+        "--date=2020-01-01T01:00:00Z",
+        env={"GIT_COMMITTER_DATE": "2020-01-01T01:00:00Z"},
+    )
     result = work.push("origin", "HEAD:main", pusher=CI)
     assert refused(result, "ledger-entry")
     assert "by the server's clock" in remote(result)
@@ -263,20 +282,31 @@ sys.exit(1 if n % 3 == 0 else 0)
 """
 
 
-def freeze_add(work: Work, tmp_path: Path, mode: str, *extra: str
-               ) -> tuple[int, str, str]:
+def freeze_add(work: Work, tmp_path: Path, mode: str, *extra: str) -> tuple[int, str, str]:
     script = tmp_path / "probe.py"
     script.write_text(FLAKY)
     work.git("fetch", "-q", "origin", "+refs/notes/evidence:refs/notes/evidence")
     work.git("merge", "-q", "--ff-only", "origin/main")
-    result = evidence(work.path, "freeze", "add", "--test", "tests/test_app.py::test_app",
-                      "--runs", "6", *extra, "--", sys.executable, str(script), mode,
-                      str(tmp_path / f"count-{mode}"), env={"GIT_EVIDENCE_PUSHER": CI})
+    result = evidence(
+        work.path,
+        "freeze",
+        "add",
+        "--test",
+        "tests/test_app.py::test_app",
+        "--runs",
+        "6",
+        *extra,
+        "--",
+        sys.executable,
+        str(script),
+        mode,
+        str(tmp_path / f"count-{mode}"),
+        env={"GIT_EVIDENCE_PUSHER": CI},
+    )
     return result.returncode, result.stdout, result.stderr
 
 
-def test_freeze_add_on_a_stable_pass_freezes_nothing(ci: tuple[Work, str],
-                                                    tmp_path: Path) -> None:
+def test_freeze_add_on_a_stable_pass_freezes_nothing(ci: tuple[Work, str], tmp_path: Path) -> None:
     work, _ = ci
     code, out, _ = freeze_add(work, tmp_path, "pass", "--seeds", "2")
     assert code == 1
@@ -284,8 +314,9 @@ def test_freeze_add_on_a_stable_pass_freezes_nothing(ci: tuple[Work, str],
     assert (work.path / LEDGER).read_text() == ""
 
 
-def test_freeze_add_on_a_stable_fail_is_a_product_failure(ci: tuple[Work, str],
-                                                         tmp_path: Path) -> None:
+def test_freeze_add_on_a_stable_fail_is_a_product_failure(
+    ci: tuple[Work, str], tmp_path: Path
+) -> None:
     work, _ = ci
     code, out, _ = freeze_add(work, tmp_path, "fail", "--seeds", "3")
     assert code == 1
@@ -293,8 +324,9 @@ def test_freeze_add_on_a_stable_fail_is_a_product_failure(ci: tuple[Work, str],
     assert (work.path / LEDGER).read_text() == ""
 
 
-def test_a_seed_dependent_failure_is_a_counterexample_not_a_flake(ci: tuple[Work, str],
-                                                                 tmp_path: Path) -> None:
+def test_a_seed_dependent_failure_is_a_counterexample_not_a_flake(
+    ci: tuple[Work, str], tmp_path: Path
+) -> None:
     work, _ = ci
     code, out, _ = freeze_add(work, tmp_path, "odd", "--seeds", "4", "--seed", "0")
     assert code == 1
@@ -303,8 +335,9 @@ def test_a_seed_dependent_failure_is_a_counterexample_not_a_flake(ci: tuple[Work
     assert (work.path / LEDGER).read_text() == ""
 
 
-def test_a_real_flake_is_frozen_and_the_push_is_allowed(ci: tuple[Work, str],
-                                                       tmp_path: Path) -> None:
+def test_a_real_flake_is_frozen_and_the_push_is_allowed(
+    ci: tuple[Work, str], tmp_path: Path
+) -> None:
     work, pin = ci
     code, out, err = freeze_add(work, tmp_path, "flaky", "--reason", "timing")
     assert code == 0, out + err
@@ -327,8 +360,18 @@ def test_a_real_flake_is_frozen_and_the_push_is_allowed(ci: tuple[Work, str],
 
 def test_freeze_add_refuses_outside_ci_for_a_non_writer(ci: tuple[Work, str]) -> None:
     work, _ = ci
-    result = evidence(work.path, "freeze", "add", "--test", "t", "--runs", "3", "--",
-                      "true", env={"GIT_EVIDENCE_PUSHER": "agent-bot"})
+    result = evidence(
+        work.path,
+        "freeze",
+        "add",
+        "--test",
+        "t",
+        "--runs",
+        "3",
+        "--",
+        "true",
+        env={"GIT_EVIDENCE_PUSHER": "agent-bot"},
+    )
     assert result.returncode == 2
     assert "agent-bot is not a ledger writer" in result.stderr
     assert "--ci" in result.stderr
@@ -343,8 +386,9 @@ def test_freeze_status_without_a_freeze_exits_1(work: Work) -> None:
 def test_an_added_test_does_not_inherit_an_older_freeze(ci: tuple[Work, str]) -> None:
     work, pin = ci
     now = datetime.now(timezone.utc)
-    older = entry(pin, test_id="tests/test_new.py::test_it",
-                  frozen_at=stamp(now - timedelta(hours=2)))
+    older = entry(
+        pin, test_id="tests/test_new.py::test_it", frozen_at=stamp(now - timedelta(hours=2))
+    )
     (work.path / LEDGER).write_text(line(older))
     work.write("tests/test_new.py", "def test_it(): pass\n")
     result = evidence(work.path, "freeze", "status", "tests/test_new.py::test_it")
