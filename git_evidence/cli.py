@@ -124,6 +124,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--force", action="store_true", help="replace a hook that git evidence did not write"
     )
     p.add_argument("--repo", metavar="DIR", help="repository (default: current)")
+    p.add_argument(
+        "--policy",
+        metavar="FILE",
+        help="with --server: seal this policy file (git config evidence.policyFile)",
+    )
+
+    p = sub.add_parser(
+        "doctor",
+        help="report what is installed in this (bare) repository, "
+        "the policy in force, the pusher identity, and what is missing",
+    )
+    p.add_argument("--repo", metavar="DIR", help="repository (default: current)")
 
     _add_freeze(sub)
     sub.add_parser("rules", help="list every rule id with its fix")
@@ -143,6 +155,7 @@ COMMAND_MODULES = {
     "show-lock": "show_lock",
     "verify": "verify",
     "freeze": "freeze",
+    "doctor": "doctor",
 }
 
 
@@ -241,6 +254,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _emit(report: Report, fmt: str, stream: TextIO) -> None:
     text = to_json(report) + "\n" if fmt == "json" else to_text(report)
+    if fmt == "text" and os.environ.get("GL_ID") and stream is sys.stderr:
+        # GitLab shows a hook's message to the pusher only on lines with this prefix.
+        text = "".join(f"GL-HOOK-ERR: {line}" for line in text.splitlines(keepends=True))
     stream.write(text)
 
 

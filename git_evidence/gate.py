@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 
 from git_evidence import ledger, lock, rules
+from git_evidence.budget import PROGRESS
 from git_evidence.git import CatFile, Git, blob_id, is_zero
 from git_evidence.identity import Identity
 from git_evidence.paths import fold_path
@@ -54,6 +55,7 @@ def judge(
     verdicts = [
         rules.judge_update(p, [summaries[c] for c in p.commits], policy, who) for p in plans
     ]
+    PROGRESS.stage = "checking the lock and the freeze ledger"
     with CatFile(git) as cat:
         pins = lock.pin_lookup(git, cat, policy.notes_ref)
         for verdict in verdicts:

@@ -63,6 +63,7 @@ class Policy:
     lock_required: bool = False
     ledger_path: str = "tests/freeze.jsonl"
     max_window_hours: int = 72
+    time_budget_s: float = 4.5  # under GitHub Enterprise Server's shared 5 s
     source: str = "built-in defaults"
 
     def effective_globs(self) -> dict[str, tuple[str, ...]]:
@@ -88,6 +89,7 @@ class Policy:
                 "protected": list(self.protected),
                 "base": self.base,
                 "allow_namespaces": list(self.allow_namespaces),
+                "time_budget_s": self.time_budget_s,
             },
             "identities": {
                 "evidence_writers": sorted(self.evidence_writers),
@@ -179,7 +181,15 @@ def _kind(value: object) -> str:
 
 TABLE_KEYS = {
     "paths": set(DEFAULT_PATHS),
-    "rules": {"other_path", "added_test", "test_edit", "protected", "base", "allow_namespaces"},
+    "rules": {
+        "other_path",
+        "added_test",
+        "test_edit",
+        "protected",
+        "base",
+        "allow_namespaces",
+        "time_budget_s",
+    },
     "identities": {"evidence_writers", "ledger_writers", "lock_writers"},
     "lock": {"roots", "exclude", "notes_ref", "required"},
     "ledger": {"path", "max_window_hours"},
@@ -259,6 +269,17 @@ def _rules(reader: _Reader, table: dict[str, Any]) -> dict[str, Any]:
         out["allow_namespaces"] = tuple(
             reader.ref("rules", "allow_namespaces", s, prefix=True) for s in spaces
         )
+    if "time_budget_s" in table:
+        value = table["time_budget_s"]
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not (0 < value <= 3600)
+        ):
+            raise reader.fail(
+                "rules", "time_budget_s", f"expected seconds between 0 and 3600, got {value!r}"
+            )
+        out["time_budget_s"] = float(value)
     return out
 
 

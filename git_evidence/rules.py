@@ -108,6 +108,11 @@ RULES: dict[str, tuple[str | None, str]] = {
         "exists, by a ledger writer",
     ),
     "policy-error": (REJECT, "fix the policy file named above; until then every push is refused"),
+    "time-budget": (
+        REJECT,
+        "nothing was allowed: push fewer commits at a time, or raise "
+        "[rules].time_budget_s where the host allows it",
+    ),
     "git-error": (
         REJECT,
         "the gate could not read what it must judge; nothing was "

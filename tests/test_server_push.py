@@ -682,3 +682,28 @@ def test_glob_characters_in_names_are_literal(work: Work) -> None:
     assert work.push("origin", "HEAD:main", pusher=AGENT).returncode == 0
     work.commit("odd fixture", {"tests/fixtures/*": "{}\n", "src/app.py": "z\n"})
     assert refused(work.push("origin", "HEAD:main", pusher=AGENT), "mixed-commit")
+
+
+def test_time_budget_refuses_instead_of_hanging(tmp_path: Path) -> None:
+    policy = '[rules]\ntime_budget_s = 0.001\n[identities]\nevidence_writers = ["alice"]\n'
+    bare = make_server(tmp_path, {".git-evidence.toml": policy})
+    work = Work(tmp_path / "w")
+    git(tmp_path, "clone", "-q", str(bare), str(work.path))
+    for n in range(30):
+        work.commit(f"product {n}", {"src/app.py": f"v{n}\n"})
+    result = work.push("origin", "HEAD:main", pusher=AGENT)
+    assert refused(result, "time-budget")
+    said = remote(result)
+    assert "judging stopped at the time budget of 0.001 s" in said
+    assert "nothing was allowed" in said
+    assert server_tip(work) != work.head()
+
+
+def test_time_budget_must_be_a_sane_number(tmp_path: Path) -> None:
+    bare = make_server(tmp_path, {".git-evidence.toml": "[rules]\ntime_budget_s = -1\n"})
+    work = Work(tmp_path / "w")
+    git(tmp_path, "clone", "-q", str(bare), str(work.path))
+    work.commit("product", {"src/app.py": "v\n"})
+    result = work.push("origin", "HEAD:main", pusher=AGENT)
+    assert refused(result, "policy-error")
+    assert "rules.time_budget_s: expected seconds" in remote(result)

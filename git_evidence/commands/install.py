@@ -11,6 +11,7 @@ import sys
 
 from git_evidence.errors import UsageError
 from git_evidence.git import Git
+from git_evidence.policy import read_sealed
 
 MARKER = "# installed by git-evidence"
 CLIENT_HOOKS = ("pre-commit", "pre-push")
@@ -31,6 +32,26 @@ exec {python} -m git_evidence {hook} "$@"
 """
 
 
+# Server settings the gate relies on but does not change: printed when not set.
+RECOMMENDED = {
+    "receive.fsckObjects": "reject malformed objects before any hook sees them",
+    "receive.denyNonFastForwards": "git's own refusal of rewinds, beside non-fast-forward",
+    "receive.denyDeletes": "git's own refusal of ref deletions, beside protected-delete",
+}
+
+
+def chain_lines(hook: str) -> str:
+    """What to add to an existing hook so that it runs the gate too."""
+    python = shlex.quote(sys.executable)
+    if hook in ("pre-receive", "post-receive", "pre-push"):
+        return (
+            f"input=$(cat)  # at the top: the ref lines can be read only once\n"
+            f'printf \'%s\\n\' "$input" | {python} -m git_evidence {hook} "$@" || '
+            f'exit $?\n# ...then feed "$input" to the rest of the hook'
+        )
+    return f'{python} -m git_evidence {hook} "$@" || exit $?'
+
+
 def run(args: argparse.Namespace) -> int:
     git = Git(cwd=args.repo)
     if git.run("rev-parse", "--git-dir", ok_codes=(0, 128))[0] != 0:
@@ -38,6 +59,12 @@ def run(args: argparse.Namespace) -> int:
             f"{args.repo or os.getcwd()} is not a git repository",
             fix="run it inside the repository, or pass --repo DIR",
         )
+    policy_file = getattr(args, "policy", None)
+    if policy_file and not args.server:
+        raise UsageError("--policy seals a server's policy", fix="use it with --server")
+    if policy_file:
+        policy_file = os.path.abspath(policy_file)
+        sealed = read_sealed(policy_file)  # a policy that does not parse is not sealed
     bare = git.is_bare()
     if args.server and not bare:
         print(
@@ -46,7 +73,6 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     hooks_dir = git.git_path("hooks")
-    os.makedirs(hooks_dir, exist_ok=True)
     names = SERVER_HOOKS if args.server else CLIENT_HOOKS
     planned = []
     for name in names:
@@ -55,17 +81,25 @@ def run(args: argparse.Namespace) -> int:
             with open(path, encoding="utf-8", errors="replace") as handle:
                 if MARKER not in handle.read():
                     raise UsageError(
-                        f"{path} exists and was not written by git evidence",
-                        fix=f"chain it yourself (add `{sys.executable} -m git_evidence "
-                        f'{name} "$@"` to it), or rerun with --force to replace it',
+                        f"{path} exists and was not written by git evidence; nothing was changed",
+                        fix="add these lines to it, or rerun with --force to replace "
+                        f"it:\n{chain_lines(name)}",
                     )
         planned.append((name, path))
+    os.makedirs(hooks_dir, exist_ok=True)
     for name, path in planned:
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(hook_script(name))
         os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
         print(f"git-evidence: installed {name} hook: {path}")
-    if not args.server:
+    if policy_file:
+        git.run("config", "evidence.policyFile", policy_file)
+        print(f"git-evidence: sealed policy: {policy_file} ({sealed.digest[:19]})")
+    if args.server:
+        for key, why in RECOMMENDED.items():
+            if not git.config_bool(key):
+                print(f"git-evidence: recommended, not changed: git config {key} true  # {why}")
+    else:
         for remote in _remotes(git):
             _add_notes_refspec(git, remote)
     return 0

@@ -7,17 +7,26 @@ import argparse
 import os
 import sys
 
-from git_evidence import gate
+from git_evidence import budget, gate
 from git_evidence.context import server_policy, server_view
 from git_evidence.git import Git
 from git_evidence.identity import server_pusher
+from git_evidence.policy import Policy
 from git_evidence.ranges import parse_receive_lines
 from git_evidence.report import Report
 
 
 def run(args: argparse.Namespace) -> Report:
+    budget.start(Policy().time_budget_s)  # until the policy says otherwise
     updates = parse_receive_lines(sys.stdin.buffer.read())
     git = Git()
+    budget.PROGRESS.stage = "reading the policy"
     refs = git.refs()
     policy = server_policy(git, refs)
-    return gate.judge(git, updates, policy, server_view(refs, policy), server_pusher(os.environ))
+    budget.start(policy.time_budget_s)
+    try:
+        return gate.judge(
+            git, updates, policy, server_view(refs, policy), server_pusher(os.environ)
+        )
+    finally:
+        budget.stop()
