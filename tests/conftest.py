@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["servers"]  # the real-server fixtures: http_git, gitolite
+
 PROJECT = Path(__file__).resolve().parents[1]
 
 PUSHER_VARS = (

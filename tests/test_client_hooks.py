@@ -274,3 +274,76 @@ def test_pre_push_to_a_url_judges_only_what_the_branch_adds(clone: Work, unguard
     result = clone.push(str(unguarded), "feat")
     assert result.returncode == 0, result.stderr
     assert "allowed 1 ref update" in result.stderr
+
+
+def test_install_server_seals_a_policy_and_names_the_settings_it_left(tmp_path: Path) -> None:
+    bare = tmp_path / "b.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    sealed = tmp_path / "policy.toml"
+    sealed.write_text('[identities]\nevidence_writers = ["alice"]\n')
+    result = evidence(bare, "install", "--server", "--policy", str(sealed))
+    assert result.returncode == 0, result.stderr
+    assert git(bare, "config", "evidence.policyFile").stdout.strip() == str(sealed)
+    assert "recommended, not changed: git config receive.fsckObjects true" in result.stdout
+    git(bare, "config", "receive.fsckObjects", "true")
+    again = evidence(bare, "install", "--server", "--policy", str(sealed))
+    assert "receive.fsckObjects" not in again.stdout
+
+
+def test_install_server_refuses_a_policy_that_does_not_parse(tmp_path: Path) -> None:
+    bare = tmp_path / "b.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    sealed = tmp_path / "policy.toml"
+    sealed.write_text("[rules]\nbogus = 1\n")
+    result = evidence(bare, "install", "--server", "--policy", str(sealed))
+    assert result.returncode == 2
+    assert "rules.bogus: unknown key" in result.stderr
+    assert not (bare / "hooks" / "pre-receive").exists()
+    assert git(bare, "config", "evidence.policyFile", check=False).returncode == 1
+
+
+def test_install_server_prints_the_chain_lines_for_a_foreign_hook(tmp_path: Path) -> None:
+    bare = tmp_path / "b.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    hook = bare / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\nexit 0\n")
+    result = evidence(bare, "install", "--server")
+    assert result.returncode == 2
+    assert "input=$(cat)" in result.stderr
+    assert "-m git_evidence pre-receive" in result.stderr
+    assert hook.read_text() == "#!/bin/sh\nexit 0\n"
+
+
+def test_doctor_reports_what_is_missing_then_nothing(tmp_path: Path) -> None:
+    bare = tmp_path / "b.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    before = evidence(bare, "doctor")
+    assert before.returncode == 1
+    assert "missing: pre-receive hook" in before.stdout
+    assert evidence(bare, "install", "--server").returncode == 0
+    after = evidence(bare, "doctor", env={"REMOTE_USER": "alice"})
+    assert after.returncode == 0, after.stdout
+    assert "ok: pre-receive hook installed by git evidence" in after.stdout
+    assert "pusher identity visible here: alice (from REMOTE_USER)" in after.stdout
+
+
+def test_doctor_on_a_broken_policy_says_every_push_is_refused(tmp_path: Path) -> None:
+    bare = tmp_path / "b.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    sealed = tmp_path / "policy.toml"
+    sealed.write_text("not toml [\n")
+    git(bare, "config", "evidence.policyFile", str(sealed))
+    result = evidence(bare, "doctor")
+    assert result.returncode == 1
+    assert "every push is refused" in result.stdout
+
+
+def test_gitlab_sees_messages_with_its_prefix(server: Path, tmp_path: Path) -> None:
+    work = Work(tmp_path / "gl")
+    git(tmp_path, "clone", "-q", str(server), str(work.path))
+    work.commit("mixed", {"src/app.py": "bug\n", "tests/fixtures/a.json": "{}\n"})
+    result = work.push("origin", "HEAD:main", env={"GL_ID": "user-7", "GL_USERNAME": "bot"})
+    assert result.returncode != 0
+    lines = [line for line in result.stderr.splitlines() if line.startswith("remote: ")]
+    assert lines and all(line.startswith("remote: GL-HOOK-ERR: ") for line in lines)
+    assert "remote: GL-HOOK-ERR: mixed-commit: refs/heads/main" in result.stderr
