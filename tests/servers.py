@@ -5,6 +5,7 @@ tests fail under CI and skip, loudly, elsewhere."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -103,11 +104,10 @@ http {{
 """
 
 
-@pytest.fixture(scope="session")
-def http_git(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpGit]:
-    """Smart HTTP with basic auth for alice, ci-bot and agent-bot; REMOTE_USER reaches
-    the hooks as git-http-backend passes it on."""
-    bins = need("nginx", "fcgiwrap")
+@contextlib.contextmanager
+def serve_http(root: Path, repos: Path, nginx: str, fcgiwrap: str) -> Iterator[int]:
+    """nginx + fcgiwrap serving git-http-backend for ``repos`` on a free 127.0.0.1
+    port, with basic authentication for HTTP_USERS; yields the port."""
     backend = (
         Path(
             subprocess.run(
@@ -116,9 +116,6 @@ def http_git(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpGit]:
         )
         / "git-http-backend"
     )
-    root = tmp_path_factory.mktemp("http")
-    repos = root / "repos"
-    repos.mkdir()
     (root / "htpasswd").write_text("".join(f"{u}:{{PLAIN}}{p}\n" for u, p in HTTP_USERS.items()))
     port = free_port()
     (root / "nginx.conf").write_text(
@@ -133,26 +130,38 @@ def http_git(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpGit]:
     )
     with open(root / "fcgi.log", "wb") as fcgi_log, open(root / "nginx.log", "wb") as nginx_log:
         fcgi = subprocess.Popen(
-            [bins["fcgiwrap"], "-c", "2", "-s", f"unix:{root}/fcgi.sock"],
+            [fcgiwrap, "-c", "2", "-s", f"unix:{root}/fcgi.sock"],
             stdout=subprocess.DEVNULL,
             stderr=fcgi_log,
         )
-        nginx = subprocess.Popen(
-            [bins["nginx"], "-p", str(root), "-c", str(root / "nginx.conf"), "-g", "daemon off;"],
+        server = subprocess.Popen(
+            [nginx, "-p", str(root), "-c", str(root / "nginx.conf"), "-g", "daemon off;"],
             stdout=subprocess.DEVNULL,
             stderr=nginx_log,
         )
     try:
         wait_for(lambda: (root / "fcgi.sock").exists(), "fcgiwrap")
         wait_for(lambda: port_open(port), "nginx")
-        yield HttpGit(port, repos, root)
+        yield port
     finally:
-        for proc in (nginx, fcgi):
+        for proc in (server, fcgi):
             proc.terminate()
             try:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 proc.kill()
+
+
+@pytest.fixture(scope="session")
+def http_git(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpGit]:
+    """Smart HTTP with basic auth for alice, ci-bot and agent-bot; REMOTE_USER reaches
+    the hooks as git-http-backend passes it on."""
+    bins = need("nginx", "fcgiwrap")
+    root = tmp_path_factory.mktemp("http")
+    repos = root / "repos"
+    repos.mkdir()
+    with serve_http(root, repos, bins["nginx"], bins["fcgiwrap"]) as port:
+        yield HttpGit(port, repos, root)
 
 
 @dataclass
