@@ -1,6 +1,7 @@
-"""A 20,000-commit push over real smart HTTP (nginx + fcgiwrap + git-http-backend), with
-the git evidence hooks (pre-receive and post-receive) installed ÷ without, and the pre-receive hook's own time
-against GitHub Enterprise Server's 5 s budget. Alternating runs, medians.
+"""A 20,000-commit push over real smart HTTP (nginx + fcgiwrap + git-http-backend),
+with the git evidence hooks (pre-receive and post-receive) installed ÷ without, and
+the pre-receive hook's own time against GitHub Enterprise Server's 5 s budget.
+Alternating runs, medians.
 
 Needs nginx-light and fcgiwrap (Debian). Usage: python bench/bench_http.py [--runs N]
 """
