@@ -146,7 +146,10 @@ def _lock_findings(
 ) -> list[rules.Finding]:
     if facts.notes and not facts.update.is_delete and who.lock_writer(policy):
         old = None if facts.update.is_create else facts.update.old
-        return rules.judge_notes(facts, lock.check_notes_update(git, cat, old, facts.update.new))
+        problems = lock.check_notes_update(
+            git, cat, old, facts.update.new, policy.notes_ref, policy.lock_exclude
+        )
+        return rules.judge_notes(facts, problems)
     if facts.revlist is None or facts.commit is None or rules.judge_ref(facts, policy, who):
         return []
     found = lock.lock_facts(

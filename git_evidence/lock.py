@@ -728,8 +728,13 @@ def _trees_via(cat: CatFile, rev: str, roots: Sequence[str]) -> dict[str, str | 
     return _tree_ids(roots, [None if h is None else (h[0], h[1]) for h in hits])
 
 
-def check_notes_update(git: Git, cat: CatFile, old: str | None, new: str) -> list[str]:
-    """Problems with the notes an update of the notes ref adds or changes."""
+def check_notes_update(
+    git: Git, cat: CatFile, old: str | None, new: str, notes_ref: str, exclude: Sequence[str]
+) -> list[str]:
+    """Problems with the notes an update of the notes ref adds or changes: each must be
+    one canonical lock record, and must describe the commit it is attached to (its root
+    trees, and its files: blobs the lock in force at the parent has not vouched for are
+    hashed), so a lock writer's slip cannot pin bytes the commit does not have."""
     out = git.out("diff-tree", "-r", "-z", "--raw", "--no-renames", old or git.empty_tree(), new)
     problems = []
     tokens = out.split(b"\0")
@@ -741,10 +746,42 @@ def check_notes_update(git: Git, cat: CatFile, old: str | None, new: str) -> lis
             continue
         annotated = raw.decode("utf-8", "replace").replace("/", "")
         try:
-            parse_note(cat.read(fields[3]), annotated)
+            pinned = parse_note(cat.read(fields[3]), annotated)
         except LockInvalid as exc:
             problems.append(exc.message)
+            continue
+        problem = _describes_its_commit(git, pinned, notes_ref, exclude)
+        if problem:
+            problems.append(problem)
     return problems
+
+
+def _describes_its_commit(
+    git: Git, pinned: Lock, notes_ref: str, exclude: Sequence[str]
+) -> str | None:
+    commit = pinned.commit
+    if git.resolve_commit(commit) != commit:
+        return f"the note on {commit[:12]} annotates no commit of this repository"
+    trees = root_trees(git, commit, pinned.roots)
+    if trees != dict(pinned.trees):
+        return f"the note on {commit[:12]} records root trees that commit does not have"
+    parent = git.resolve_commit(f"{commit}^")
+    previous = None
+    if parent is not None:
+        found = find_lock(git, notes_ref, parent)
+        if found is not None:
+            try:
+                previous = read_lock(git, found)
+            except LockInvalid:
+                previous = None
+    _, files = build_manifest(git, commit, pinned.roots, exclude, previous, trees=trees)
+    drift = compare(pinned.files, files)
+    if drift:
+        return (
+            f"the note on {commit[:12]} does not match that commit's files: "
+            f"{len(drift)} differ ({drift[0].describe()})"
+        )
+    return None
 
 
 def pin_lookup(git: Git, cat: CatFile, notes_ref: str) -> Callable[[str], bool]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -323,3 +325,40 @@ def test_lock_reads_git_objects_not_the_checkout(locked: Work, server: Path) -> 
     result = evidence(locked.path, "lock", "HEAD")
     assert "already pinned, unchanged" in result.stdout
     assert "edited" not in json.dumps(note_on(server))
+
+
+def _canonical_forgery(locked: Work, edit: Callable[[dict[str, Any], dict[str, Any]], None]) -> str:
+    """A lock writer's note that is one canonical record but lies about the commit."""
+    from git_evidence.lock import Entry, Lock
+
+    locked.git("fetch", "-q", "origin", f"+{NOTES}:{NOTES}")
+    doc = json.loads(locked.git("notes", f"--ref={NOTES}", "show", "origin/main").stdout)
+    files = {
+        p: Entry(e["mode"], e["blob"], e["size"], e["sha256"]) for p, e in doc["files"].items()
+    }
+    edit(files, doc)
+    lock = Lock(doc["commit"], tuple(doc["roots"]), doc["trees"], files, "forger", doc["pinned_at"])
+    blob = locked.git("hash-object", "-w", "--stdin", input=lock.canonical).stdout.strip()
+    locked.git("notes", f"--ref={NOTES}", "add", "-f", "-C", blob, "origin/main")
+    return blob
+
+
+def test_a_canonical_note_that_lies_about_a_hash_is_refused(locked: Work) -> None:
+    def lie(files: dict[str, Any], doc: dict[str, Any]) -> None:
+        entry = files["tests/fixtures/a.json"]
+        files["tests/fixtures/a.json"] = entry._replace(sha256="0" * 64)
+
+    _canonical_forgery(locked, lie)
+    result = locked.push("origin", NOTES, pusher="ci-bot")
+    assert refused(result, "lock-invalid")
+    assert "does not match that commit's files" in remote(result)
+
+
+def test_a_canonical_note_with_other_root_trees_is_refused(locked: Work) -> None:
+    def lie(files: dict[str, Any], doc: dict[str, Any]) -> None:
+        doc["trees"]["tests/fixtures"] = "1" * 40
+
+    _canonical_forgery(locked, lie)
+    result = locked.push("origin", NOTES, pusher="ci-bot")
+    assert refused(result, "lock-invalid")
+    assert "root trees that commit does not have" in remote(result)
