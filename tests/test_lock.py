@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import Work, evidence, git, make_server
