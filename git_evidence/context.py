@@ -3,7 +3,9 @@ on the server (its current refs) or on a client (what it knows of the remote).""
 
 from __future__ import annotations
 
-from git_evidence.errors import PolicyError
+import os
+
+from git_evidence.errors import PolicyError, UsageError
 from git_evidence.git import Git
 from git_evidence.policy import POLICY_FILE, Policy, load_at, read_sealed
 from git_evidence.ranges import RefView
@@ -90,3 +92,28 @@ def client_view(remote: str | None, refs: dict[str, str], policy: Policy) -> Ref
             protected[ref] = refs[known]
     base = tracking_ref(remote, policy.base, refs) or (policy.base if policy.base in refs else None)
     return RefView(protected, policy.base, refs[base] if base else None, policy.notes_ref in refs)
+
+
+def open_repo(path: str | None) -> Git:
+    """The repository at ``path`` (default: here), or a clear error."""
+    git = Git(cwd=path)
+    if git.run("rev-parse", "--git-dir", ok_codes=(0, 128))[0] != 0:
+        raise UsageError(
+            f"{path or os.getcwd()} is not a git repository",
+            fix="run it inside the repository, or pass --repo DIR",
+        )
+    return git
+
+
+def require_commit(git: Git, rev: str) -> str:
+    oid = git.resolve_commit(rev)
+    if oid is None:
+        raise UsageError(f"{rev!r} does not name a commit")
+    return oid
+
+
+def chosen_policy(git: Git, base: str | None) -> Policy:
+    """The policy at ``--base REF`` when given, else where a client reads it."""
+    if base:
+        return policy_at(git, require_commit(git, base))
+    return client_policy(git, None, git.refs())

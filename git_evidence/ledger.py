@@ -83,7 +83,8 @@ def parse_time(value: str, field: str) -> datetime:
     return moment
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads`` hook: a key given twice is an error, never "the last one wins"."""
     doc: dict[str, Any] = {}
     for key, value in pairs:
         if key in doc:
@@ -103,7 +104,7 @@ def parse_entry(raw: bytes, line: int, max_window_hours: int) -> Freeze:
     if text.startswith("\ufeff"):
         raise EntryError("byte order mark: the ledger is UTF-8 without BOM")
     try:
-        doc = json.loads(text, object_pairs_hook=_no_duplicates)
+        doc = json.loads(text, object_pairs_hook=no_duplicate_keys)
     except EntryError:
         raise
     except ValueError as exc:

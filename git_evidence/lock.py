@@ -24,6 +24,7 @@ from typing import Any, NamedTuple, cast
 
 from git_evidence.errors import EvidenceError, GitError
 from git_evidence.git import CatFile, Git
+from git_evidence.ledger import no_duplicate_keys
 from git_evidence.paths import GITLINK_MODE, fold_path, glob_regex
 
 SCHEMA = 1
@@ -326,7 +327,7 @@ def parse_note(data: bytes, annotated: str, *, known_canonical: bool = False) ->
             fix="a lock writer re-pins: git evidence lock " + annotated[:12],
         )
     try:
-        doc = json.loads(records[0], object_pairs_hook=_no_duplicates)
+        doc = json.loads(records[0], object_pairs_hook=no_duplicate_keys)
     except ValueError as exc:
         raise LockInvalid(
             f"the note on {annotated[:12]} is not JSON: {exc}",
@@ -340,15 +341,6 @@ def parse_note(data: bytes, annotated: str, *, known_canonical: bool = False) ->
             fix="a lock writer re-pins: git evidence lock " + annotated[:12],
         )
     return lock
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    doc: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in doc:
-            raise ValueError(f"duplicate key {key!r}")
-        doc[key] = value
-    return doc
 
 
 def _lock_from(doc: Any, annotated: str, *, checked: bool = False) -> Lock:

@@ -6,8 +6,13 @@ import argparse
 
 from git_evidence import gate
 from git_evidence.commands.freeze import freeze_notes
-from git_evidence.context import DEFAULT_BASE, client_policy, policy_at, tracking_ref
-from git_evidence.errors import UsageError
+from git_evidence.context import (
+    DEFAULT_BASE,
+    client_policy,
+    policy_at,
+    require_commit,
+    tracking_ref,
+)
 from git_evidence.git import Git
 from git_evidence.identity import client_identity
 from git_evidence.ranges import RefUpdate, RefView
@@ -19,7 +24,7 @@ def run(args: argparse.Namespace) -> Report:
     refs = git.refs()
     base: str | None
     if args.base:
-        base = _commit(git, args.base)
+        base = require_commit(git, args.base)
         policy = policy_at(git, base)
     else:
         policy = client_policy(git, None, refs)
@@ -30,9 +35,9 @@ def run(args: argparse.Namespace) -> Report:
         start, sep, end = text.partition("..")
         bottom: str | None
         if sep:
-            bottom, top = _commit(git, start or "HEAD"), _commit(git, end or "HEAD")
+            bottom, top = require_commit(git, start or "HEAD"), require_commit(git, end or "HEAD")
         else:
-            bottom, top = base, _commit(git, text)
+            bottom, top = base, require_commit(git, text)
         view = RefView({policy.base: bottom} if bottom else {}, policy.base, bottom)
         zero = "0" * len(top)
         part = gate.judge(git, [RefUpdate(zero, top, text)], policy, view, who, named_refs=False)
@@ -42,13 +47,6 @@ def run(args: argparse.Namespace) -> Report:
         report.verdicts += part.verdicts
         report.notes += freeze_notes(git, policy, top, bottom)
     return report
-
-
-def _commit(git: Git, rev: str) -> str:
-    oid = git.resolve_commit(rev)
-    if oid is None:
-        raise UsageError(f"{rev!r} does not name a commit")
-    return oid
 
 
 def default_base(git: Git, refs: dict[str, str], base_ref: str) -> str | None:

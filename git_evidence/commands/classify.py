@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from git_evidence.context import client_policy, policy_at
-from git_evidence.errors import UsageError
+from git_evidence.context import chosen_policy
 from git_evidence.git import Git
 from git_evidence.paths import EVIDENCE_CLASSES
 from git_evidence.report import show_path
@@ -14,13 +13,7 @@ from git_evidence.report import show_path
 
 def run(args: argparse.Namespace) -> int:
     git = Git()
-    if args.base:
-        rev = git.resolve_commit(args.base)
-        if rev is None:
-            raise UsageError(f"{args.base!r} does not name a commit")
-        policy = policy_at(git, rev)
-    else:
-        policy = client_policy(git, None, git.refs())
+    policy = chosen_policy(git, args.base)
     classifier = policy.classifier()
     rows = []
     for path in args.paths:

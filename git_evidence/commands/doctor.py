@@ -9,19 +9,13 @@ import os
 
 from git_evidence import lock
 from git_evidence.commands.install import MARKER, RECOMMENDED, SERVER_HOOKS
-from git_evidence.context import server_policy
-from git_evidence.errors import EXIT_ALLOW, EXIT_REFUSE, EvidenceError, UsageError
-from git_evidence.git import Git
+from git_evidence.context import open_repo, server_policy
+from git_evidence.errors import EXIT_ALLOW, EXIT_REFUSE, EvidenceError
 from git_evidence.identity import PUSHER_VARIABLES, server_pusher
 
 
 def run(args: argparse.Namespace) -> int:
-    git = Git(cwd=args.repo)
-    if git.run("rev-parse", "--git-dir", ok_codes=(0, 128))[0] != 0:
-        raise UsageError(
-            f"{args.repo or os.getcwd()} is not a git repository",
-            fix="run it in the bare repository, or pass --repo DIR",
-        )
+    git = open_repo(args.repo)
     missing = 0
 
     def say(state: str, text: str) -> None:

@@ -9,6 +9,7 @@ import shlex
 import stat
 import sys
 
+from git_evidence.context import open_repo
 from git_evidence.errors import UsageError
 from git_evidence.git import Git
 from git_evidence.policy import read_sealed
@@ -53,12 +54,7 @@ def chain_lines(hook: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    git = Git(cwd=args.repo)
-    if git.run("rev-parse", "--git-dir", ok_codes=(0, 128))[0] != 0:
-        raise UsageError(
-            f"{args.repo or os.getcwd()} is not a git repository",
-            fix="run it inside the repository, or pass --repo DIR",
-        )
+    git = open_repo(args.repo)
     policy_file = getattr(args, "policy", None)
     if policy_file and not args.server:
         raise UsageError("--policy seals a server's policy", fix="use it with --server")

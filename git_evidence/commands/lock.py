@@ -5,16 +5,13 @@ from __future__ import annotations
 import argparse
 
 from git_evidence import lock
-from git_evidence.context import client_policy
-from git_evidence.errors import UsageError
+from git_evidence.context import client_policy, require_commit
 from git_evidence.git import Git
 
 
 def run(args: argparse.Namespace) -> int:
     git = Git()
-    rev = git.resolve_commit(args.rev)
-    if rev is None:
-        raise UsageError(f"{args.rev!r} does not name a commit")
+    rev = require_commit(git, args.rev)
     policy = client_policy(git, None, git.refs())
     code, ident = git.run("var", "GIT_COMMITTER_IDENT", ok_codes=(0, 128))
     # "Name <email> 1700000000 +0000": who pins, without the time (pinned_at has it)

@@ -5,22 +5,16 @@ from __future__ import annotations
 import argparse
 import json
 
-from git_evidence.context import client_policy, policy_at, server_policy
-from git_evidence.errors import UsageError
+from git_evidence.context import chosen_policy, server_policy
 from git_evidence.git import Git
 
 
 def run(args: argparse.Namespace) -> int:
     git = Git()
-    if args.base:
-        rev = git.resolve_commit(args.base)
-        if rev is None:
-            raise UsageError(f"{args.base!r} does not name a commit")
-        policy = policy_at(git, rev)
-    elif args.server:
+    if args.server and not args.base:
         policy = server_policy(git, git.refs())
     else:
-        policy = client_policy(git, None, git.refs())
+        policy = chosen_policy(git, args.base)
     doc = {"source": policy.source, "digest": policy.digest, **policy.as_dict()}
     if args.format == "json":
         print(json.dumps(doc, indent=1))

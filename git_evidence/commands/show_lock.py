@@ -6,16 +6,14 @@ import argparse
 import json
 
 from git_evidence import lock
-from git_evidence.context import client_policy
-from git_evidence.errors import EXIT_REFUSE, UsageError
+from git_evidence.context import client_policy, require_commit
+from git_evidence.errors import EXIT_REFUSE
 from git_evidence.git import Git
 
 
 def run(args: argparse.Namespace) -> int:
     git = Git()
-    rev = git.resolve_commit(args.rev)
-    if rev is None:
-        raise UsageError(f"{args.rev!r} does not name a commit")
+    rev = require_commit(git, args.rev)
     policy = client_policy(git, None, git.refs())
     found = lock.find_lock(git, policy.notes_ref, rev)
     if found is None:

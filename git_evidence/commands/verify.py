@@ -17,8 +17,8 @@ from typing import Any
 from git_evidence import gate, lock
 from git_evidence.commands.check import default_base
 from git_evidence.commands.freeze import freeze_notes
-from git_evidence.context import client_policy, policy_at
-from git_evidence.errors import EXIT_ALLOW, EXIT_REFUSE, UsageError
+from git_evidence.context import client_policy, policy_at, require_commit
+from git_evidence.errors import EXIT_ALLOW, EXIT_REFUSE
 from git_evidence.git import Git
 from git_evidence.identity import client_identity
 from git_evidence.lock import Drift, Entry, Excluder, LockInvalid
@@ -30,13 +30,10 @@ from git_evidence.report import show_path, to_json, to_text
 def run(args: argparse.Namespace) -> int:
     git = Git()
     refs = git.refs()
-    rev = git.resolve_commit(args.rev)
-    if rev is None:
-        raise UsageError(f"{args.rev!r} does not name a commit")
+    rev = require_commit(git, args.rev)
+    base: str | None
     if args.base:
-        base = git.resolve_commit(args.base)
-        if base is None:
-            raise UsageError(f"{args.base!r} does not name a commit")
+        base = require_commit(git, args.base)
         policy = policy_at(git, base)
     else:
         policy = client_policy(git, None, refs)
