@@ -39,8 +39,11 @@ _WILDCARD = re.compile(r"[*?\[]")
 
 
 def fold_path(path: str) -> str:
-    """The spelling every checkout agrees on: no default-ignorable code points, NFC,
-    case-folded, and no trailing dots or spaces on any component (Windows drops them)."""
+    """The spelling every checkout agrees on: backslashes as separators, no
+    default-ignorable code points, NFC, case-folded, and no trailing dots or spaces on
+    any component (Windows drops them)."""
+    if "\\" in path:  # a Windows checkout reads a backslash as a separator
+        path = path.replace("\\", "/")
     if path.isascii():
         return _TRAILING.sub("", path.lower())
     text = _IGNORABLE.sub("", path)

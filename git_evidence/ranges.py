@@ -99,13 +99,22 @@ def plan_updates(
     git: Git, updates: Sequence[RefUpdate], policy: Policy, view: RefView
 ) -> list[UpdateFacts]:
     wanted = [u.new for u in updates if not u.is_delete]
-    wanted += [u.old for u in updates if not u.is_create and u.ref in policy.protected]
+    # A ref spelled like a protected one in another case is that ref on a server whose
+    # file system folds case (loose refs are files): it is protected too.
+    folded_protected = {ref.casefold() for ref in policy.protected}
+
+    def is_protected(ref: str) -> bool:
+        return ref.casefold() in folded_protected
+
+    wanted += [u.old for u in updates if not u.is_create and is_protected(u.ref)]
     peeled = git.peel_all(sorted(set(wanted)))
     plans = []
     exclude = sorted(set(view.protected.values()))
     for update in updates:
         facts = UpdateFacts(
-            update, protected=update.ref in policy.protected, notes=update.ref == policy.notes_ref
+            update,
+            protected=is_protected(update.ref),
+            notes=update.ref.casefold() == policy.notes_ref.casefold(),
         )
         plans.append(facts)
         if update.is_delete or facts.notes:

@@ -707,3 +707,30 @@ def test_time_budget_must_be_a_sane_number(tmp_path: Path) -> None:
     result = work.push("origin", "HEAD:main", pusher=AGENT)
     assert refused(result, "policy-error")
     assert "rules.time_budget_s: expected seconds" in remote(result)
+
+
+def test_a_case_variant_of_a_protected_branch_is_protected(server: Path) -> None:
+    from git_evidence.context import server_policy, server_view
+    from git_evidence.git import Git
+    from git_evidence.ranges import RefUpdate, plan_updates
+
+    repo = Git(cwd=str(server))
+    refs = repo.refs()
+    policy = server_policy(repo, refs)
+    main = refs["refs/heads/main"]
+    plans = plan_updates(
+        repo,
+        [
+            RefUpdate(main, "0" * 40, "refs/heads/MAIN"),
+            RefUpdate("0" * 40, main, "refs/Notes/Evidence"),
+        ],
+        policy,
+        server_view(refs, policy),
+    )
+    assert plans[0].protected
+    assert plans[1].notes
+
+
+def test_a_backslash_spelling_of_an_evidence_path_is_evidence(work: Work) -> None:
+    work.commit("backslash", {"src/app.py": "bug\n", "tests\\fixtures\\a.json": "{}\n"})
+    assert refused(work.push("origin", "HEAD:main", pusher=AGENT), "mixed-commit")
