@@ -8,7 +8,7 @@ import gc
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 
-from git_evidence import ledger, lock, rules
+from git_evidence import ledger, lockcheck, rules
 from git_evidence.budget import PROGRESS
 from git_evidence.git import CatFile, Git, blob_id, is_zero
 from git_evidence.identity import Identity
@@ -57,7 +57,7 @@ def judge(
     ]
     PROGRESS.stage = "checking the lock and the freeze ledger"
     with CatFile(git) as cat:
-        pins = lock.pin_lookup(git, cat, policy.notes_ref)
+        pins = lockcheck.pin_lookup(git, cat, policy.notes_ref)
         for verdict in verdicts:
             verdict.findings += _lock_findings(git, cat, verdict.facts, policy, view, who)
             touched = (
@@ -146,13 +146,13 @@ def _lock_findings(
 ) -> list[rules.Finding]:
     if facts.notes and not facts.update.is_delete and who.lock_writer(policy):
         old = None if facts.update.is_create else facts.update.old
-        problems = lock.check_notes_update(
+        problems = lockcheck.check_notes_update(
             git, cat, old, facts.update.new, policy.notes_ref, policy.lock_exclude
         )
         return rules.judge_notes(facts, problems)
     if facts.revlist is None or facts.commit is None or rules.judge_ref(facts, policy, who):
         return []
-    found = lock.lock_facts(
+    found = lockcheck.lock_facts(
         git,
         cat,
         policy.notes_ref,

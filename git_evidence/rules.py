@@ -9,7 +9,8 @@ from typing import NamedTuple
 from git_evidence import paths
 from git_evidence.identity import Identity
 from git_evidence.ledger import Problem
-from git_evidence.lock import Drift, LockFacts
+from git_evidence.lockcheck import LockFacts
+from git_evidence.manifest import Drift
 from git_evidence.paths import EVIDENCE_CLASSES, Classifier, fold_path
 from git_evidence.policy import Policy
 from git_evidence.ranges import CommitDiff, UpdateFacts

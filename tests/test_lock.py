@@ -329,7 +329,8 @@ def test_lock_reads_git_objects_not_the_checkout(locked: Work, server: Path) -> 
 
 def _canonical_forgery(locked: Work, edit: Callable[[dict[str, Any], dict[str, Any]], None]) -> str:
     """A lock writer's note that is one canonical record but lies about the commit."""
-    from git_evidence.lock import Entry, Lock
+    from git_evidence.lock import Lock
+    from git_evidence.manifest import Entry
 
     locked.git("fetch", "-q", "origin", f"+{NOTES}:{NOTES}")
     doc = json.loads(locked.git("notes", f"--ref={NOTES}", "show", "origin/main").stdout)

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from git_evidence.lock import Entry, Lock, LockInvalid, canonical_json, parse_note, peek_trees
+from git_evidence.lock import Lock, LockInvalid, canonical_json, parse_note, peek_trees
+from git_evidence.manifest import Entry
 
 hexes = st.text(alphabet="0123456789abcdef", min_size=40, max_size=40)
 paths = st.text(min_size=1, max_size=20).filter(lambda p: "\n" not in p)

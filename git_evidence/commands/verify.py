@@ -14,14 +14,15 @@ import stat
 from collections.abc import Mapping
 from typing import Any
 
-from git_evidence import gate, lock
+from git_evidence import gate, lock, manifest
 from git_evidence.commands.check import default_base
 from git_evidence.commands.freeze import freeze_notes
 from git_evidence.context import client_policy, policy_at, require_commit
 from git_evidence.errors import EXIT_ALLOW, EXIT_REFUSE
 from git_evidence.git import Git
 from git_evidence.identity import client_identity
-from git_evidence.lock import Drift, Entry, Excluder, LockInvalid
+from git_evidence.lock import LockInvalid
+from git_evidence.manifest import LFS_MAX, Drift, Entry, Excluder, lfs_pointer
 from git_evidence.paths import GITLINK_MODE
 from git_evidence.ranges import RefUpdate, RefView
 from git_evidence.report import show_path, to_json, to_text
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
             summary is not None
             and not args.worktree
             and summary.commit == found.commit
-            and lock.root_trees(git, rev, list(summary.trees)) == summary.trees
+            and manifest.root_trees(git, rev, list(summary.trees)) == summary.trees
         )
         if not fast:
             try:
@@ -71,10 +72,10 @@ def run(args: argparse.Namespace) -> int:
                         git, top, pinned.roots, policy.lock_exclude, pinned.files
                     )
                 else:
-                    _, actual = lock.build_manifest(
+                    _, actual = manifest.build_manifest(
                         git, rev, pinned.roots, policy.lock_exclude, pinned
                     )
-                drift = lock.compare(pinned.files, actual)
+                drift = manifest.compare(pinned.files, actual)
 
     who = client_identity(git.config_bool("evidence.trusted"))
     view = RefView({policy.base: base} if base else {}, policy.base, base, policy.notes_ref in refs)
@@ -214,7 +215,7 @@ def _add_file(files: dict[str, Entry], top: str, path: str, excluded: Excluder) 
             digest.update(chunk)
     mode = "100755" if info.st_mode & stat.S_IXUSR else "100644"
     lfs = None
-    if info.st_size <= lock.LFS_MAX:
+    if info.st_size <= LFS_MAX:
         with open(full, "rb") as handle:
-            lfs = lock.lfs_pointer(handle.read())
+            lfs = lfs_pointer(handle.read())
     files[path] = Entry(mode, "", info.st_size, digest.hexdigest(), lfs)
