@@ -170,6 +170,16 @@ def make_server(root: Path, files: dict[str, str] | None = None, name: str = "se
     return bare
 
 
+def clone_of(root: Path, bare: Path, name: str = "w") -> Work:
+    git(root, "clone", "-q", str(bare), str(root / name))
+    return Work(root / name)
+
+
+def protected_clone(root: Path, files: dict[str, str] | None = None) -> Work:
+    """A clone of a fresh protected server seeded with ``files`` over the seed."""
+    return clone_of(root, make_server(root, files))
+
+
 @pytest.fixture
 def server(tmp_path: Path) -> Path:
     return make_server(tmp_path)

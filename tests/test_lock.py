@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Work, evidence, git, make_server
+from conftest import Work, evidence, git, protected_clone
 from test_server_push import refused, remote
 
 AGENT = "agent-bot"
@@ -105,9 +105,7 @@ def test_bytes_under_a_lock_root_outside_the_fixture_globs_are_a_breach(
         '[lock]\nroots = ["tests/fixtures", "data/golden"]\n'
         '[identities]\nevidence_writers = ["alice"]\nlock_writers = ["ci-bot"]\n'
     )
-    bare = make_server(tmp_path, {".git-evidence.toml": policy, "data/golden/x.bin": "1\n"})
-    work = Work(tmp_path / "w")
-    git(tmp_path, "clone", "-q", str(bare), str(work.path))
+    work = protected_clone(tmp_path, {".git-evidence.toml": policy, "data/golden/x.bin": "1\n"})
     pin_main(work)
     work.commit("drift", {"data/golden/x.bin": "2\n"})
     result = work.push("origin", "HEAD:main", pusher=AGENT)
@@ -252,9 +250,7 @@ def test_stale_lock_names_the_commit_to_pin(locked: Work, server: Path) -> None:
 
 def test_lock_missing_is_held_when_required(tmp_path: Path) -> None:
     policy = "[lock]\nrequired = true\n"
-    bare = make_server(tmp_path, {".git-evidence.toml": policy})
-    work = Work(tmp_path / "w")
-    git(tmp_path, "clone", "-q", str(bare), str(work.path))
+    work = protected_clone(tmp_path, {".git-evidence.toml": policy})
     work.commit("product", {"src/app.py": "v2\n"})
     result = work.push("origin", "HEAD:main", pusher=AGENT)
     assert refused(result, "lock-missing")

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import Work, git, make_server
+from conftest import Work, git, make_server, protected_clone
 
 AGENT = "agent-bot"
 CLASSES = ("product", "fixture", "oracle", "freeze_ledger", "policy", "test", "neutral", "other")
@@ -328,9 +328,7 @@ def test_nfd_spelling_of_evidence_path_is_refused(tmp_path: Path) -> None:
         '[paths]\nfixture = ["tests/fixtures/**", "tests/r\u00e9sultats/**"]\n'
         '[identities]\nevidence_writers = ["alice"]\n'
     )
-    bare = make_server(tmp_path, {".git-evidence.toml": policy})
-    work = Work(tmp_path / "w")
-    git(tmp_path, "clone", "-q", str(bare), str(work.path))
+    work = protected_clone(tmp_path, {".git-evidence.toml": policy})
     work.commit("nfd", {"src/app.py": "bug\n", "tests/re\u0301sultats/x.txt": "1\n"})
     result = work.push("origin", "HEAD:main", pusher=AGENT)
     assert refused(result, "mixed-commit"), result.stderr
@@ -444,9 +442,7 @@ def test_deleting_protected_branch_is_refused(tmp_path: Path) -> None:
         '[rules]\nprotected = ["refs/heads/main", "refs/heads/release"]\n'
         '[identities]\nevidence_writers = ["alice"]\n'
     )
-    bare = make_server(tmp_path, {".git-evidence.toml": policy})
-    work = Work(tmp_path / "w")
-    git(tmp_path, "clone", "-q", str(bare), str(work.path))
+    work = protected_clone(tmp_path, {".git-evidence.toml": policy})
     assert work.push("origin", "main:release", pusher="alice").returncode == 0
     result = work.push("origin", ":release", pusher="alice")
     assert refused(result, "protected-delete")
@@ -585,9 +581,7 @@ def test_edited_test_is_held(work: Work) -> None:
 
 def test_rules_table_can_allow_other_paths(tmp_path: Path) -> None:
     policy = '[rules]\nother_path = "allow"\nadded_test = "allow"\n'
-    bare = make_server(tmp_path, {".git-evidence.toml": policy})
-    work = Work(tmp_path / "w")
-    git(tmp_path, "clone", "-q", str(bare), str(work.path))
+    work = protected_clone(tmp_path, {".git-evidence.toml": policy})
     work.commit("ci", {"Makefile": "all:\n", "tests/test_x.py": "x\n"})
     assert work.push("origin", "HEAD:main", pusher=AGENT).returncode == 0
 
@@ -638,9 +632,7 @@ def test_sealed_policy_wins_over_the_file_in_the_repository(
 
 
 def test_broken_policy_on_main_refuses_with_its_line(tmp_path: Path) -> None:
-    bare = make_server(tmp_path, {".git-evidence.toml": "[paths]\nproduct = 'src'\n"})
-    work = Work(tmp_path / "w")
-    git(tmp_path, "clone", "-q", str(bare), str(work.path))
+    work = protected_clone(tmp_path, {".git-evidence.toml": "[paths]\nproduct = 'src'\n"})
     work.commit("fix", {"src/app.py": "ok\n"})
     result = work.push("origin", "HEAD:main", pusher=AGENT)
     assert refused(result, "policy-error")
@@ -686,9 +678,7 @@ def test_glob_characters_in_names_are_literal(work: Work) -> None:
 
 def test_time_budget_refuses_instead_of_hanging(tmp_path: Path) -> None:
     policy = '[rules]\ntime_budget_s = 0.001\n[identities]\nevidence_writers = ["alice"]\n'
-    bare = make_server(tmp_path, {".git-evidence.toml": policy})
-    work = Work(tmp_path / "w")
-    git(tmp_path, "clone", "-q", str(bare), str(work.path))
+    work = protected_clone(tmp_path, {".git-evidence.toml": policy})
     for n in range(30):
         work.commit(f"product {n}", {"src/app.py": f"v{n}\n"})
     result = work.push("origin", "HEAD:main", pusher=AGENT)
@@ -700,9 +690,7 @@ def test_time_budget_refuses_instead_of_hanging(tmp_path: Path) -> None:
 
 
 def test_time_budget_must_be_a_sane_number(tmp_path: Path) -> None:
-    bare = make_server(tmp_path, {".git-evidence.toml": "[rules]\ntime_budget_s = -1\n"})
-    work = Work(tmp_path / "w")
-    git(tmp_path, "clone", "-q", str(bare), str(work.path))
+    work = protected_clone(tmp_path, {".git-evidence.toml": "[rules]\ntime_budget_s = -1\n"})
     work.commit("product", {"src/app.py": "v\n"})
     result = work.push("origin", "HEAD:main", pusher=AGENT)
     assert refused(result, "policy-error")
