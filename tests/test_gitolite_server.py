@@ -65,3 +65,15 @@ def test_gitolite_alice_evidence_push_is_allowed(
     result = alice.push("origin", "HEAD:main", env=gitolite.ssh_env("alice"))
     assert result.returncode == 0, result.stderr
     assert "(alice;" in remote(result)
+
+
+def test_gitolite_client_cannot_send_its_identity_over_ssh(
+    gitolite: Gitolite, repo: str, tmp_path: Path
+) -> None:
+    agent = clone(gitolite, repo, "agent-bot", tmp_path)
+    agent.commit("golden", {"tests/goldens/out.txt": "moved\n"})
+    env = gitolite.ssh_env("agent-bot")
+    env["GIT_SSH_COMMAND"] += " -o SetEnv=GIT_EVIDENCE_PUSHER=alice -o SendEnv=GL_USER"
+    result = agent.push("origin", "HEAD:main", env={**env, "GL_USER": "alice"})
+    assert refused(result, "evidence-untrusted")
+    assert "agent-bot may not change evidence" in remote(result)
