@@ -45,9 +45,12 @@ def judge(
     gc.disable()
     try:
         ledger_path = fold_path(policy.ledger_path)
-        summaries = {
-            c.oid: rules.summarize(c, classifier, ledger_path) for c in stream_commits(git, plans)
-        }
+        PROGRESS.stage = "diffing the pushed commits"
+        PROGRESS.listed = lambda: sum(len(p.commits) for p in plans)
+        summaries = {}
+        for commit in stream_commits(git, plans):
+            summaries[commit.oid] = rules.summarize(commit, classifier, ledger_path)
+            PROGRESS.commits += 1
     finally:
         if collecting:
             gc.enable()

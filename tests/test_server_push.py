@@ -685,6 +685,7 @@ def test_time_budget_refuses_instead_of_hanging(tmp_path: Path) -> None:
     assert refused(result, "time-budget")
     said = remote(result)
     assert "judging stopped at the time budget of 0.001 s" in said
+    assert "commits judged" in said
     assert "nothing was allowed" in said
     assert server_tip(work) != work.head()
 
