@@ -346,6 +346,7 @@ def test_a_real_flake_is_frozen_and_the_push_is_allowed(
     assert doc["failures"] == 2 and doc["runs"] == 6
     assert doc["pin"] == pin
     assert doc["writer"] == CI
+    assert [code for code, _ in doc["outputs"]] == [1, 0, 0, 1, 0, 0]
     work.git("add", LEDGER)
     work.git("commit", "-qm", "freeze the flake")
     result = work.push("origin", "HEAD:main", pusher=CI)

@@ -12,6 +12,7 @@ import argparse
 import hashlib
 import json
 import os
+import shlex
 import subprocess
 import sys
 from datetime import datetime, timedelta, timezone
@@ -135,6 +136,9 @@ def _add(git: Git, policy: Policy, args: argparse.Namespace) -> int:
     }
     if args.reason:
         entry["reason"] = args.reason
+    # what each run of the reproducing seed did: exit code and a digest of its output
+    entry["outputs"] = [[code, digest] for code, digest in runs]
+    entry["command"] = shlex.join(command)
     line = json.dumps(entry, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     _append(git, policy, line.encode("utf-8") + b"\n")
     print(
