@@ -7,16 +7,17 @@ import argparse
 import importlib
 import os
 import sys
-import tempfile
-import traceback
 from collections.abc import Callable, Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from git_evidence import __version__
-from git_evidence.errors import EXIT_ERROR, EvidenceError
-from git_evidence.identity import Identity
-from git_evidence.report import PREFIX, Report, to_json, to_text
-from git_evidence.rules import RULES, error_finding
+
+# Only argparse and the error types load before a command is chosen: `--help` and the
+# non-judging commands do not pay for the judging machinery.
+from git_evidence.errors import EXIT_ERROR, PREFIX, EvidenceError
+
+if TYPE_CHECKING:
+    from git_evidence.report import Report
 
 HOOKS = frozenset({"pre-commit", "pre-push", "pre-receive", "post-receive"})
 JUDGING = frozenset({"check", "verify", "pre-commit", "pre-push", "pre-receive"})
@@ -211,6 +212,8 @@ def _command(name: str) -> Callable[[argparse.Namespace], Report | int]:
 
 
 def _rules(args: argparse.Namespace) -> int:
+    from git_evidence.rules import RULES
+
     for rule, (decision, hint) in RULES.items():
         print(f"{rule} ({decision or 'per [rules]'}): {hint}")
     return 0
@@ -223,9 +226,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = sys.stderr if hook else sys.stdout
     try:
         result = _command(args.command)(args)
+        if isinstance(result, int):
+            return result
+        _emit(result, fmt, out)
+        return result.exit_code
     except EvidenceError as exc:
+        from git_evidence.rules import RULES
+
         fix = exc.fix or RULES.get(exc.rule, ("", ""))[1]
         if args.command in JUDGING:
+            from git_evidence.identity import Identity
+            from git_evidence.report import Report
+            from git_evidence.rules import error_finding
+
             report = Report(
                 Identity(None, "no pusher read"),
                 None,
@@ -246,13 +259,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_ERROR
-    if isinstance(result, int):
-        return result
-    _emit(result, fmt, out)
-    return result.exit_code
 
 
 def _emit(report: Report, fmt: str, stream: TextIO) -> None:
+    from git_evidence.report import to_json, to_text
+
     text = to_json(report) + "\n" if fmt == "json" else to_text(report)
     if fmt == "text" and os.environ.get("GL_ID") and stream is sys.stderr:
         # GitLab shows a hook's message to the pusher only on lines with this prefix.
@@ -261,6 +272,9 @@ def _emit(report: Report, fmt: str, stream: TextIO) -> None:
 
 
 def _save_trace() -> str:
+    import tempfile
+    import traceback
+
     directory = os.path.join(tempfile.gettempdir(), "git-evidence")
     try:
         os.makedirs(directory, exist_ok=True)

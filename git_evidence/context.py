@@ -46,7 +46,7 @@ def server_policy(git: Git, refs: dict[str, str]) -> Policy:
 
 def server_view(refs: dict[str, str], policy: Policy) -> RefView:
     protected = {r: refs[r] for r in policy.protected if r in refs}
-    return RefView(protected, policy.base, refs.get(policy.base), policy.notes_ref in refs)
+    return RefView(protected, refs.get(policy.base), policy.notes_ref in refs)
 
 
 def tracking_ref(remote: str | None, ref: str, refs: dict[str, str]) -> str | None:
@@ -91,7 +91,7 @@ def client_view(remote: str | None, refs: dict[str, str], policy: Policy) -> Ref
         if known:
             protected[ref] = refs[known]
     base = tracking_ref(remote, policy.base, refs) or (policy.base if policy.base in refs else None)
-    return RefView(protected, policy.base, refs[base] if base else None, policy.notes_ref in refs)
+    return RefView(protected, refs[base] if base else None, policy.notes_ref in refs)
 
 
 def open_repo(path: str | None) -> Git:

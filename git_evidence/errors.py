@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+PREFIX = "git-evidence"  # what every message of ours starts with
+
 EXIT_ALLOW = 0
 EXIT_REFUSE = 1
 EXIT_ERROR = 2

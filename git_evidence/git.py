@@ -62,10 +62,6 @@ def decode_path(raw: bytes) -> str:
     return raw.decode("utf-8", "surrogateescape")
 
 
-def encode_path(path: str) -> bytes:
-    return path.encode("utf-8", "surrogateescape")
-
-
 class Git:
     """Runs git in one repository with a sealed environment."""
 
@@ -155,22 +151,11 @@ class Git:
     def empty_tree(self) -> str:
         return self.text("hash-object", "-t", "tree", "/dev/null")
 
-    def peel_all(self, revs: Sequence[str]) -> dict[str, tuple[str, str] | None]:
-        """For each rev, ``(commit id, type of the rev itself)``; None when the rev
-        does not peel to a commit (a tag on a blob or a tree, a missing object)."""
-        if not revs:
-            return {}
-        query = "".join(f"{rev}\n{rev}^{{commit}}\n" for rev in revs).encode()
-        out = self.out("cat-file", "--batch-check", input=query)
-        lines = out.decode("utf-8", "replace").splitlines()
-        result: dict[str, tuple[str, str] | None] = {}
-        for i, rev in enumerate(revs):
-            own, peeled = lines[2 * i].split(), lines[2 * i + 1].split()
-            if len(peeled) == 3 and peeled[1] == "commit" and len(own) == 3:
-                result[rev] = (peeled[0], own[1])
-            else:
-                result[rev] = None
-        return result
+    def peel_all(self, revs: Sequence[str]) -> dict[str, str | None]:
+        """Each rev peeled to a commit id; None when it does not peel to one (a tag on
+        a blob or a tree, a missing object)."""
+        hits = self.batch_check([f"{rev}^{{commit}}" for rev in revs])
+        return {rev: hit[0] if hit else None for rev, hit in zip(revs, hits, strict=True)}
 
     def batch_check(self, specs: Sequence[str]) -> list[tuple[str, str] | None]:
         """``(object id, type)`` of each rev expression (``rev:path`` included), or None

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from git_evidence.policy import Policy
+if TYPE_CHECKING:
+    from git_evidence.policy import Policy
 
 # First one set wins: ours, then what each hosting environment exports to hooks.
 PUSHER_VARIABLES = (

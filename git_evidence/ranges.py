@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from git_evidence.errors import UsageError
 from git_evidence.git import CatFile, Git, decode_path, is_zero
-from git_evidence.paths import GITLINK_MODE, SYMLINK_MODE, Change, resolve_link
+from git_evidence.paths import SYMLINK_MODE, Change, resolve_link
 from git_evidence.policy import Policy
 
 _HEX = frozenset("0123456789abcdef")
@@ -74,7 +74,6 @@ class RefView:
     what it knows of the remote's (its remote-tracking refs)."""
 
     protected: Mapping[str, str]  # protected ref → current oid (existing ones only)
-    base_ref: str
     base: str | None  # current oid of the base ref
     notes: bool = False  # the lock notes ref exists here
 
@@ -87,7 +86,6 @@ class UpdateFacts:
     protected: bool
     notes: bool
     commit: str | None = None  # `new` peeled to a commit
-    new_type: str | None = None  # the type of `new` itself (commit, tag, blob ...)
     fast_forward: bool | None = None
     base: str | None = None
     revlist: tuple[str, ...] | None = None  # rev-list arguments for the range
@@ -119,10 +117,9 @@ def plan_updates(
         plans.append(facts)
         if update.is_delete or facts.notes:
             continue
-        hit = peeled.get(update.new)
-        if hit is None:
+        facts.commit = peeled.get(update.new)
+        if facts.commit is None:
             continue
-        facts.commit, facts.new_type = hit
         if facts.protected and not update.is_create:
             old = update.old
             # An old tip this repository lacks cannot be an ancestor of what it has.
@@ -144,15 +141,13 @@ def plan_updates(
 
 def settle_plans(plans: Sequence[UpdateFacts]) -> None:
     """After the stream: split boundary commits off each range and settle the
-    fast-forward question of protected updates."""
+    fast-forward question of protected updates (listed with ``--boundary``)."""
     for facts in plans:
-        boundary = {c[1:] for c in facts.commits if c.startswith("-")}
-        if not boundary and not (facts.revlist and facts.revlist[0] == "--boundary"):
-            continue
-        facts.commits = [c for c in facts.commits if not c.startswith("-")]
+        listed = facts.commits
+        facts.commits = [c for c in listed if not c.startswith("-")]
         if facts.revlist and facts.revlist[0] == "--boundary":
             old = facts.update.old
-            facts.fast_forward = old == facts.commit or old in boundary
+            facts.fast_forward = old == facts.commit or f"-{old}" in listed
 
 
 def stream_commits(git: Git, plans: Sequence[UpdateFacts]) -> Iterator[CommitDiff]:
@@ -265,18 +260,3 @@ class LinkResolver:
             else:
                 break
         return tuple(seen)
-
-
-__all__ = [
-    "GITLINK_MODE",
-    "Change",
-    "CommitDiff",
-    "RefUpdate",
-    "RefView",
-    "UpdateFacts",
-    "parse_push_lines",
-    "parse_raw",
-    "parse_receive_lines",
-    "plan_updates",
-    "stream_commits",
-]

@@ -5,17 +5,18 @@ from __future__ import annotations
 import json
 import textwrap
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from git_evidence.errors import EXIT_ALLOW, EXIT_ERROR, EXIT_REFUSE
-from git_evidence.identity import Identity
-from git_evidence.policy import Policy
+from git_evidence.errors import EXIT_ALLOW, EXIT_ERROR, EXIT_REFUSE, PREFIX
 from git_evidence.rules import ALLOW, Finding, UpdateVerdict, worst
+
+if TYPE_CHECKING:
+    from git_evidence.identity import Identity
+    from git_evidence.policy import Policy
 
 # git prefixes each relayed line with `remote: ` (8 columns); 72 keeps lines in 80.
 WIDTH = 72
 MAX_PATHS = 20
-PREFIX = "git-evidence"
 
 
 @dataclass

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from git_evidence import paths
-from git_evidence.identity import Identity
-from git_evidence.ledger import Problem
-from git_evidence.lockcheck import LockFacts
-from git_evidence.manifest import Drift
 from git_evidence.paths import EVIDENCE_CLASSES, Classifier, fold_path
-from git_evidence.policy import Policy
-from git_evidence.ranges import CommitDiff, UpdateFacts
+
+if TYPE_CHECKING:  # data types only: the rules import nothing that runs git
+    from git_evidence.identity import Identity
+    from git_evidence.ledger import Problem
+    from git_evidence.lockcheck import LockFacts
+    from git_evidence.manifest import Drift
+    from git_evidence.policy import Policy
+    from git_evidence.ranges import CommitDiff, UpdateFacts
 
 ALLOW, HOLD, REJECT = "allow", "hold", "reject"
 SEVERITY = {ALLOW: 0, HOLD: 1, REJECT: 2}

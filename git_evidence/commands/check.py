@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> Report:
             bottom, top = require_commit(git, start or "HEAD"), require_commit(git, end or "HEAD")
         else:
             bottom, top = base, require_commit(git, text)
-        view = RefView({policy.base: bottom} if bottom else {}, policy.base, bottom)
+        view = RefView({policy.base: bottom} if bottom else {}, bottom, policy.notes_ref in refs)
         zero = "0" * len(top)
         part = gate.judge(git, [RefUpdate(zero, top, text)], policy, view, who, named_refs=False)
         for verdict in part.verdicts:

@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
                 drift = manifest.compare(pinned.files, actual)
 
     who = client_identity(git.config_bool("evidence.trusted"))
-    view = RefView({policy.base: base} if base else {}, policy.base, base, policy.notes_ref in refs)
+    view = RefView({policy.base: base} if base else {}, base, policy.notes_ref in refs)
     label = f"{base[:12]}..{rev[:12]}" if base else rev[:12]
     checked = gate.judge(
         git, [RefUpdate("0" * len(rev), rev, label)], policy, view, who, named_refs=False
