@@ -118,40 +118,39 @@ def now_utc() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _invalid(annotated: str, what: str) -> LockInvalid:
+    return LockInvalid(
+        f"the note on {annotated[:12]} {what}",
+        fix=f"a lock writer re-pins: git evidence lock {annotated[:12]}",
+    )
+
+
+def _one_record(data: bytes, annotated: str) -> bytes:
+    """The note's single line; two or more (a ``cat_sort_uniq`` notes merge joins
+    them) make it no lock at all."""
+    records = [line for line in data.split(b"\n") if line.strip()]
+    if len(records) != 1:
+        raise _invalid(annotated, f"holds {len(records)} records (a notes merge joined two locks?)")
+    return records[0]
+
+
 def parse_note(data: bytes, annotated: str, *, known_canonical: bool = False) -> Lock:
     """Exactly one canonical lock record pinning ``annotated``, or LockInvalid.
     ``known_canonical``: this very blob was validated before (LockCache)."""
-    text = data.decode("utf-8", "replace").strip("\n")
-    records = [line for line in text.split("\n") if line.strip()]
-    if len(records) != 1:
-        raise LockInvalid(
-            f"the note on {annotated[:12]} holds {len(records)} records "
-            "(a notes merge joined two locks?)",
-            fix="a lock writer re-pins: git evidence lock " + annotated[:12],
-        )
+    record = _one_record(data, annotated)
     try:
-        doc = json.loads(records[0], object_pairs_hook=no_duplicate_keys)
+        doc = json.loads(record, object_pairs_hook=no_duplicate_keys)
     except ValueError as exc:
-        raise LockInvalid(
-            f"the note on {annotated[:12]} is not JSON: {exc}",
-            fix="a lock writer re-pins: git evidence lock " + annotated[:12],
-        ) from None
+        raise _invalid(annotated, f"is not JSON: {exc}") from None
     lock = _lock_from(doc, annotated, checked=known_canonical)
-    if not known_canonical and lock.canonical != records[0].encode():
-        raise LockInvalid(
-            f"the note on {annotated[:12]} is not in canonical form: its "
-            "digest does not match its content",
-            fix="a lock writer re-pins: git evidence lock " + annotated[:12],
-        )
+    if not known_canonical and lock.canonical != record:
+        raise _invalid(annotated, "is not in canonical form: its digest does not match its content")
     return lock
 
 
 def _lock_from(doc: Any, annotated: str, *, checked: bool = False) -> Lock:
     def bad(why: str) -> LockInvalid:
-        return LockInvalid(
-            f"the note on {annotated[:12]} is not a lock: {why}",
-            fix="a lock writer re-pins: git evidence lock " + annotated[:12],
-        )
+        return _invalid(annotated, f"is not a lock: {why}")
 
     if not isinstance(doc, dict):
         raise bad("not a JSON object")
@@ -286,17 +285,34 @@ class LockCache:
             pass  # a cache that cannot be written only costs time
 
 
-def read_lock(git: Git, found: LockRef, cache: LockCache | None = None) -> Lock:
+def read_lock(
+    git: Git, found: LockRef, cache: LockCache | None = None, data: bytes | None = None
+) -> Lock:
+    """The lock of a note, validated in full unless the cache has seen this blob."""
     cache = cache or LockCache(git)
     known = cache.get(found.blob)
     lock = parse_note(
-        git.blob_bytes(found.blob),
+        git.blob_bytes(found.blob) if data is None else data,
         found.commit,
         known_canonical=known is not None and known.commit == found.commit,
     )
     if known is None:
         cache.put(found.blob, lock)
     return lock
+
+
+def previous_lock(
+    git: Git, notes_ref: str, rev: str, cache: LockCache | None = None
+) -> Lock | None:
+    """The lock in force at ``rev`` to reuse hashes from; a broken note is never
+    trusted for reuse."""
+    found = find_lock(git, notes_ref, rev)
+    if found is None:
+        return None
+    try:
+        return read_lock(git, found, cache)
+    except LockInvalid:
+        return None
 
 
 def pin(
@@ -310,14 +326,8 @@ def pin(
 ) -> tuple[Lock, bool]:
     """Write the lock note for ``rev``; ``(lock, written)``. A rev whose lock already
     holds the same manifest is left as it is (re-pinning is idempotent)."""
-    previous: Lock | None = None
     cache = LockCache(git)
-    existing = find_lock(git, notes_ref, rev)
-    if existing is not None:
-        try:
-            previous = read_lock(git, existing, cache)
-        except LockInvalid:
-            previous = None  # a broken note is replaced, never trusted for reuse
+    previous = previous_lock(git, notes_ref, rev, cache)
     trees, files = build_manifest(git, rev, roots, exclude, previous, progress)
     if (
         previous is not None
@@ -357,20 +367,9 @@ def note_paths(notes_ref: str, commit: str) -> list[str]:
 def peek_trees(data: bytes, annotated: str) -> dict[str, str | None]:
     """The root trees of a lock note without parsing its files: the canonical form
     puts ``commit`` first and ``trees`` last. Anything else is LockInvalid."""
-    fix = "a lock writer re-pins: git evidence lock " + annotated[:12]
-    text = data.strip(b"\n")
-    if b"\n" in text:
-        count = len([r for r in text.split(b"\n") if r.strip()])
-        raise LockInvalid(
-            f"the note on {annotated[:12]} holds {count} records (a notes merge joined two locks?)",
-            fix=fix,
-        )
+    text = _one_record(data, annotated)
     if not text.startswith(b'{"commit":"' + annotated.encode() + b'","files":'):
-        raise LockInvalid(
-            f"the note on {annotated[:12]} does not pin that commit, or is "
-            "not a canonical lock record",
-            fix=fix,
-        )
+        raise _invalid(annotated, "does not pin that commit, or is not a canonical lock record")
     at = text.rfind(b',"trees":')
     try:
         trees = json.loads(text[at + len(b',"trees":') : -1]) if at > 0 else None
@@ -381,5 +380,5 @@ def peek_trees(data: bytes, annotated: str) -> dict[str, str | None]:
         or not isinstance(trees, dict)
         or not all(isinstance(v, (str, type(None))) for v in trees.values())
     ):
-        raise LockInvalid(f"the note on {annotated[:12]} has no readable root trees", fix=fix)
+        raise _invalid(annotated, "has no readable root trees")
     return trees

@@ -4,7 +4,7 @@ a pushed note describes its commit, and which pin digests exist."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from git_evidence.git import CatFile, Git
@@ -17,9 +17,11 @@ from git_evidence.lock import (
     note_paths,
     parse_note,
     peek_trees,
+    previous_lock,
     read_lock,
 )
 from git_evidence.manifest import Drift, Entry, build_manifest, compare, root_trees, tree_ids
+from git_evidence.policy import Policy
 
 
 @dataclass
@@ -34,24 +36,18 @@ class LockFacts:
 
 
 def lock_facts(
-    git: Git,
-    cat: CatFile,
-    notes_ref: str,
-    roots_hint: Sequence[str],
-    exclude: Sequence[str],
-    base: str | None,
-    new: str,
-    notes_known: bool,
+    git: Git, cat: CatFile, policy: Policy, base: str | None, new: str, notes_known: bool
 ) -> LockFacts:
     """Compare ``new`` (and ``base``) with the lock in force at ``base``.
 
     The common case is one ``cat-file --batch-check`` and no blob read: the note on
     the base itself (post-receive pins every new protected tip), already validated
-    (LockCache), whose root trees (``roots_hint``, the policy's) equal new's. Otherwise
+    (LockCache), whose root trees (at the policy's lock roots) equal new's. Otherwise
     the note is read, and blobs are read only where root trees differ."""
     facts = LockFacts()
     if base is None or not notes_known:
         return facts
+    notes_ref, exclude, roots_hint = policy.notes_ref, policy.lock_exclude, policy.lock_roots
     cache = LockCache(git)
     # One round trip: where the base's note is, and new's root trees.
     spots = note_paths(notes_ref, base)
@@ -74,15 +70,10 @@ def lock_facts(
     try:
         trees = peek_trees(data, found.commit)
         roots = list(trees)
-        new_trees = _trees_via(cat, new, roots)
+        new_trees = root_trees(git, new, roots)
         if new_trees == trees:
             return facts
-        known = cache.get(found.blob)
-        lock = parse_note(
-            data, found.commit, known_canonical=known is not None and known.commit == found.commit
-        )
-        if known is None:
-            cache.put(found.blob, lock)
+        lock = read_lock(git, found, cache, data)
     except LockInvalid as exc:
         facts.invalid = exc.message
         return facts
@@ -91,7 +82,7 @@ def lock_facts(
     if base == lock.commit:
         base_files: Mapping[str, Entry] = lock.files
     else:
-        base_trees = _trees_via(cat, base, roots)
+        base_trees = root_trees(git, base, roots)
         base_files = (
             lock.files
             if base_trees == trees
@@ -104,13 +95,8 @@ def lock_facts(
     return facts
 
 
-def _trees_via(cat: CatFile, rev: str, roots: Sequence[str]) -> dict[str, str | None]:
-    hits = [cat.get(f"{rev}:{root}") for root in roots]
-    return tree_ids(roots, [None if h is None else (h[0], h[1]) for h in hits])
-
-
 def check_notes_update(
-    git: Git, cat: CatFile, old: str | None, new: str, notes_ref: str, exclude: Sequence[str]
+    git: Git, cat: CatFile, old: str | None, new: str, policy: Policy
 ) -> list[str]:
     """Problems with the notes an update of the notes ref adds or changes: each must be
     one canonical lock record, and must describe the commit it is attached to (its root
@@ -131,15 +117,13 @@ def check_notes_update(
         except LockInvalid as exc:
             problems.append(exc.message)
             continue
-        problem = _describes_its_commit(git, pinned, notes_ref, exclude)
+        problem = _describes_its_commit(git, pinned, policy)
         if problem:
             problems.append(problem)
     return problems
 
 
-def _describes_its_commit(
-    git: Git, pinned: Lock, notes_ref: str, exclude: Sequence[str]
-) -> str | None:
+def _describes_its_commit(git: Git, pinned: Lock, policy: Policy) -> str | None:
     commit = pinned.commit
     if git.resolve_commit(commit) != commit:
         return f"the note on {commit[:12]} annotates no commit of this repository"
@@ -147,15 +131,8 @@ def _describes_its_commit(
     if trees != dict(pinned.trees):
         return f"the note on {commit[:12]} records root trees that commit does not have"
     parent = git.resolve_commit(f"{commit}^")
-    previous = None
-    if parent is not None:
-        found = find_lock(git, notes_ref, parent)
-        if found is not None:
-            try:
-                previous = read_lock(git, found)
-            except LockInvalid:
-                previous = None
-    _, files = build_manifest(git, commit, pinned.roots, exclude, previous, trees=trees)
+    previous = previous_lock(git, policy.notes_ref, parent) if parent else None
+    _, files = build_manifest(git, commit, pinned.roots, policy.lock_exclude, previous, trees=trees)
     drift = compare(pinned.files, files)
     if drift:
         return (

@@ -183,6 +183,7 @@ def summarize(commit: CommitDiff, classifier: Classifier, ledger_path: str = "")
 class UpdateVerdict:
     facts: UpdateFacts
     findings: list[Finding]
+    judged: bool = False  # its commits were judged: nothing refused the ref itself
 
     @property
     def decision(self) -> str:
@@ -281,6 +282,7 @@ def judge_update(
     findings = judge_ref(facts, policy, who)
     if findings or facts.revlist is None:
         return UpdateVerdict(facts, findings)
+    verdict = UpdateVerdict(facts, findings, judged=True)
     base = (facts.base or "<base>")[:12]
     present = frozenset().union(*(commit.classes for commit in commits))
     # Collect paths only for classes a finding can list: a product-only push of
@@ -357,7 +359,7 @@ def judge_update(
             findings.append(
                 _finding(rule, ref, found={klass: list(listed)}, message=what, decision=decision)
             )
-    return UpdateVerdict(facts, findings)
+    return verdict
 
 
 def _lists(union: dict[str, dict[str, None]]) -> dict[str, list[str]]:

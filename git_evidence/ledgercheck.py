@@ -1,0 +1,84 @@
+"""The freeze ledger in a judgement: each commit's change to it, then the range's as a
+whole, read from git and handed to ``ledger.check_change`` (SPEC §9)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
+
+from git_evidence import ledger
+from git_evidence.git import CatFile, Git, blob_id, is_zero
+from git_evidence.policy import Policy
+from git_evidence.ranges import UpdateFacts
+
+# (commit, (status, old blob, new blob, path)) for each change a range makes to it
+Touch = tuple[str, tuple[str, str, str, str]]
+
+
+def ledger_problems(
+    git: Git,
+    cat: CatFile,
+    facts: UpdateFacts,
+    touched: Sequence[Touch],
+    policy: Policy,
+    pin_exists: Callable[[str], bool],
+) -> list[tuple[str | None, ledger.Problem]]:
+    """``(commit, problem)`` for each commit's change; ``(None, problem)`` for the range
+    (a rewrite no single commit shows: a merge that takes another history's ledger)."""
+    now = datetime.now(timezone.utc)  # the server's clock, never a commit's date
+    read: dict[str, bytes] = {}  # a ledger is read once per blob, however often named
+
+    def blob(oid: str | None) -> bytes | None:
+        if oid is None or is_zero(oid):
+            return None
+        if oid not in read:
+            read[oid] = cat.read(oid)
+        return read[oid]
+
+    @functools.cache
+    def check(old_oid: str | None, new_oid: str | None) -> list[ledger.Problem]:
+        # When the new ledger starts with the old one (its first bytes hash to the old
+        # blob's id), the old blob is never read: a one-line append to a long ledger
+        # inflates one blob, not two.
+        new = blob(new_oid)
+        old: bytes | None
+        if old_oid is None or is_zero(old_oid) or new is None or old_oid in read:
+            old = blob(old_oid)
+        else:
+            size = git.object_size(old_oid)
+            prefix = size <= len(new) and blob_id(memoryview(new)[:size], old_oid) == old_oid
+            old = new[:size] if prefix else blob(old_oid)
+        return ledger.check_change(
+            old,
+            new,
+            max_window_hours=policy.max_window_hours,
+            now=now,
+            writers=policy.ledger_writers,
+            pin_exists=pin_exists,
+        )
+
+    problems: list[tuple[str | None, ledger.Problem]] = []
+    for commit, (status, old, new, path) in touched:
+        if path != policy.ledger_path:  # a case or Unicode variant of the ledger's name
+            problems.append(
+                (
+                    commit,
+                    ledger.Problem(
+                        "ledger-rewrite", None, f"{path!r} is another spelling of the ledger"
+                    ),
+                )
+            )
+            continue
+        problems += [(commit, p) for p in check(old, None if status == "D" else new)]
+    if problems or facts.commit is None:
+        return problems
+    revs = [facts.base, facts.commit] if facts.base else [facts.commit]
+    ends = [
+        hit[0] if hit and hit[1] == "blob" else None
+        for hit in git.batch_check([f"{rev}:{policy.ledger_path}" for rev in revs])
+    ]
+    start, tip = (ends[0], ends[1]) if facts.base else (None, ends[0])
+    if start is not None or tip is not None:
+        problems += [(None, p) for p in check(start, tip) if p.rule == "ledger-rewrite"]
+    return problems
