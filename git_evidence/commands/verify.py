@@ -14,17 +14,15 @@ import stat
 from collections.abc import Mapping
 from typing import Any
 
-from git_evidence import gate, lock, manifest
-from git_evidence.commands.check import default_base
-from git_evidence.commands.freeze import freeze_notes
-from git_evidence.context import client_policy, policy_at, require_commit
+from git_evidence import lock, manifest
+from git_evidence.commands.check import judge_range, policy_and_base
+from git_evidence.context import require_commit
 from git_evidence.errors import EXIT_ALLOW, EXIT_REFUSE
 from git_evidence.git import Git
 from git_evidence.identity import client_identity
 from git_evidence.lock import LockInvalid
 from git_evidence.manifest import LFS_MAX, Drift, Entry, Excluder, lfs_pointer
 from git_evidence.paths import GITLINK_MODE
-from git_evidence.ranges import RefUpdate, RefView
 from git_evidence.report import show_path, to_json, to_text
 
 
@@ -32,13 +30,7 @@ def run(args: argparse.Namespace) -> int:
     git = Git()
     refs = git.refs()
     rev = require_commit(git, args.rev)
-    base: str | None
-    if args.base:
-        base = require_commit(git, args.base)
-        policy = policy_at(git, base)
-    else:
-        policy = client_policy(git, None, refs)
-        base = default_base(git, refs, policy.base)
+    policy, base = policy_and_base(git, refs, args.base)
 
     found = lock.find_lock(git, policy.notes_ref, rev)
     summary: lock.CachedLock | None = None
@@ -78,12 +70,8 @@ def run(args: argparse.Namespace) -> int:
                 drift = manifest.compare(pinned.files, actual)
 
     who = client_identity(git.config_bool("evidence.trusted"))
-    view = RefView({policy.base: base} if base else {}, base, policy.notes_ref in refs)
     label = f"{base[:12]}..{rev[:12]}" if base else rev[:12]
-    checked = gate.judge(
-        git, [RefUpdate("0" * len(rev), rev, label)], policy, view, who, named_refs=False
-    )
-    checked.notes += freeze_notes(git, policy, rev, base)
+    checked = judge_range(git, refs, policy, who, base, rev, label)
     ok = summary is not None and not drift and checked.exit_code == EXIT_ALLOW
     if args.format == "json":
         print(
