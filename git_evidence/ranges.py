@@ -52,9 +52,9 @@ def parse_receive_lines(data: bytes) -> list[RefUpdate]:
     return updates
 
 
-def parse_push_lines(data: bytes) -> list[tuple[str, RefUpdate]]:
-    """pre-push lines ``<local ref> <local oid> <remote ref> <remote oid>`` as
-    ``(local ref, update of the remote ref)``."""
+def parse_push_lines(data: bytes) -> list[RefUpdate]:
+    """pre-push lines ``<local ref> <local oid> <remote ref> <remote oid>`` as updates
+    of the remote refs."""
     out = []
     for number, raw in enumerate(data.splitlines(), start=1):
         parts = raw.decode("utf-8", "surrogateescape").rsplit(" ", 3)
@@ -64,7 +64,7 @@ def parse_push_lines(data: bytes) -> list[tuple[str, RefUpdate]]:
                 "`<local ref> <local oid> <remote ref> <remote oid>`",
                 fix="run this as git's pre-push hook",
             )
-        out.append((parts[0], RefUpdate(parts[3], parts[1], parts[2])))
+        out.append(RefUpdate(parts[3], parts[1], parts[2]))
     return out
 
 

@@ -18,7 +18,7 @@ import sys
 from datetime import datetime, timedelta, timezone
 
 from git_evidence import ledger, lock
-from git_evidence.context import client_policy
+from git_evidence.context import chosen_policy
 from git_evidence.errors import EXIT_ALLOW, EXIT_REFUSE, EvidenceError, UsageError
 from git_evidence.git import Git
 from git_evidence.identity import server_pusher
@@ -28,7 +28,7 @@ from git_evidence.policy import Policy
 
 def run(args: argparse.Namespace) -> int:
     git = Git()
-    policy = client_policy(git, None, git.refs())
+    policy = chosen_policy(git, None)
     if args.verb == "add":
         return _add(git, policy, args)
     freezes, problems = read_ledger(git, policy)

@@ -5,14 +5,14 @@ from __future__ import annotations
 import argparse
 
 from git_evidence import lock
-from git_evidence.context import client_policy, require_commit
+from git_evidence.context import chosen_policy, require_commit
 from git_evidence.git import Git
 
 
 def run(args: argparse.Namespace) -> int:
     git = Git()
     rev = require_commit(git, args.rev)
-    policy = client_policy(git, None, git.refs())
+    policy = chosen_policy(git, None)
     code, ident = git.run("var", "GIT_COMMITTER_IDENT", ok_codes=(0, 128))
     # "Name <email> 1700000000 +0000": who pins, without the time (pinned_at has it)
     pinned_by = ident.decode("utf-8", "replace").rsplit(" ", 2)[0] if code == 0 else "unknown"

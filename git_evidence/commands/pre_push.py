@@ -28,8 +28,7 @@ def run(args: argparse.Namespace) -> Report:
         remote, updates, notes = _from_pre_commit(git)
     else:
         remote = args.remote
-        lines = parse_push_lines(sys.stdin.buffer.read())
-        updates = [update for _, update in lines]
+        updates = parse_push_lines(sys.stdin.buffer.read())
     refs = git.refs()
     policy = client_policy(git, remote, refs)
     who = client_identity(git.config_bool("evidence.trusted"))

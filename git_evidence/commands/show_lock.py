@@ -6,7 +6,7 @@ import argparse
 import json
 
 from git_evidence import lock
-from git_evidence.context import client_policy, require_commit
+from git_evidence.context import chosen_policy, require_commit
 from git_evidence.errors import EXIT_REFUSE
 from git_evidence.git import Git
 
@@ -14,7 +14,7 @@ from git_evidence.git import Git
 def run(args: argparse.Namespace) -> int:
     git = Git()
     rev = require_commit(git, args.rev)
-    policy = client_policy(git, None, git.refs())
+    policy = chosen_policy(git, None)
     found = lock.find_lock(git, policy.notes_ref, rev)
     if found is None:
         print(
