@@ -23,8 +23,7 @@ import threading
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-WORK = HERE / ".work"
+from common import WORK, compile_package
 
 
 def build(repo: Path, commits: int, fixture_bytes: int) -> tuple[str, str]:
@@ -174,13 +173,7 @@ def main() -> int:
     parser.add_argument("--commits", type=int, default=20_000)
     parser.add_argument("--fixture-bytes", type=int, default=20_000)
     args = parser.parse_args()
-    # Measure the package as an install leaves it: byte-compiled (pip compiles on
-    # install; a PYTHONDONTWRITEBYTECODE environment would otherwise recompile each run).
-    subprocess.run(
-        [sys.executable, "-m", "compileall", "-q", str(HERE.parent / "git_evidence")],
-        check=True,
-        stdout=subprocess.DEVNULL,
-    )
+    compile_package()
     repo = WORK / f"fence-{args.commits}-{args.fixture_bytes}.git"
     WORK.mkdir(exist_ok=True)
     t0 = time.perf_counter()

@@ -20,7 +20,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 
-from bench_fence import WORK, build  # noqa: E402
+from bench_fence import build  # noqa: E402
+from common import WORK, compile_package  # noqa: E402
 from servers import HTTP_USERS, serve_http  # noqa: E402
 
 TIMED_HOOK = """#!/bin/sh
@@ -40,11 +41,7 @@ def main() -> int:
         shutil.which("nginx") or "/usr/sbin/nginx",
         shutil.which("fcgiwrap") or "/usr/sbin/fcgiwrap",
     )
-    subprocess.run(
-        [sys.executable, "-m", "compileall", "-q", str(HERE.parent / "git_evidence")],
-        check=True,
-        stdout=subprocess.DEVNULL,
-    )
+    compile_package()
     source = WORK / "fence-20000-20000.git"
     _, tip = build(source, 20_000, 20_000)
     subprocess.run(["git", "update-ref", "-d", "refs/notes/evidence"], cwd=source, check=False)

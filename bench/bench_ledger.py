@@ -24,6 +24,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from common import compile_package, git  # noqa: E402
+
 from git_evidence import ledger  # noqa: E402
 
 
@@ -43,30 +45,12 @@ def line(n: int, pin: str, now: datetime) -> bytes:
     return json.dumps(doc, separators=(",", ":")).encode() + b"\n"
 
 
-def git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
-    return (
-        subprocess.run(
-            ["git", *args],
-            cwd=repo,
-            check=True,
-            capture_output=True,
-            env={**os.environ, **(env or {})},
-        )
-        .stdout.decode()
-        .strip()
-    )
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=9)
     args = parser.parse_args()
-    subprocess.run(
-        [sys.executable, "-m", "compileall", "-q", str(HERE.parent / "git_evidence")],
-        check=True,
-        stdout=subprocess.DEVNULL,
-    )
+    compile_package()
     now = datetime.now(timezone.utc)
     pin = "sha256:" + "a" * 64
     old = b"".join(line(n, pin, now) for n in range(args.lines))

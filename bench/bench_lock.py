@@ -24,26 +24,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from bench_fence import HERE, WORK, build
+from bench_fence import build
+from common import WORK, compile_package, git
 
 NOTES = "refs/notes/evidence"
-
-
-def git(
-    repo: Path, *args: str, env: dict[str, str] | None = None, input: bytes | None = None
-) -> str:
-    return (
-        subprocess.run(
-            ["git", *args],
-            cwd=repo,
-            check=True,
-            capture_output=True,
-            env={**os.environ, **(env or {})},
-            input=input,
-        )
-        .stdout.decode()
-        .strip()
-    )
 
 
 def run(cmd: list[str], cwd: Path, stdin: bytes | None = None) -> float:
@@ -97,13 +81,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
-    # Measure the package as an install leaves it: byte-compiled (pip compiles on
-    # install; a PYTHONDONTWRITEBYTECODE environment would otherwise recompile each run).
-    subprocess.run(
-        [sys.executable, "-m", "compileall", "-q", str(HERE.parent / "git_evidence")],
-        check=True,
-        stdout=subprocess.DEVNULL,
-    )
+    compile_package()
     repo = WORK / "fence-20000-20000.git"
     WORK.mkdir(exist_ok=True)
     base, _ = build(repo, 20_000, 20_000)

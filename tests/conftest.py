@@ -131,6 +131,13 @@ class Work:
         self.git("commit", "-q", "--allow-empty", "-m", message)
         return self.head()
 
+    def commit_link(self, message: str, link: str, target: str) -> str:
+        """Commit a symlink ``link`` (relative to the work tree) pointing at ``target``."""
+        os.symlink(target, self.path / link)
+        self.git("add", "-A")
+        self.git("commit", "-qm", message)
+        return self.head()
+
     def head(self, rev: str = "HEAD") -> str:
         return self.git("rev-parse", rev).stdout.strip()
 

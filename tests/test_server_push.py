@@ -222,33 +222,25 @@ def test_mode_only_change_on_fixture_is_refused(work: Work) -> None:
 
 def test_fixture_replaced_by_symlink_is_refused(work: Work) -> None:
     os.remove(work.path / "tests/fixtures/a.json")
-    os.symlink("../../src/app.py", work.path / "tests/fixtures/a.json")
-    work.git("add", "-A")
-    work.git("commit", "-qm", "symlink swap")
+    work.commit_link("symlink swap", "tests/fixtures/a.json", "../../src/app.py")
     assert refused(work.push("origin", "HEAD:main", pusher=AGENT), "evidence-untrusted")
 
 
 def test_product_symlink_into_fixtures_is_refused(work: Work) -> None:
-    os.symlink("../tests/fixtures/a.json", work.path / "src/data.json")
-    work.git("add", "-A")
-    work.git("commit", "-qm", "product link")
+    work.commit_link("product link", "src/data.json", "../tests/fixtures/a.json")
     result = work.push("origin", "HEAD:main", pusher=AGENT)
     assert refused(result, "evidence-untrusted")
     assert "src/data.json" in remote(result)
 
 
 def test_product_symlink_above_fixture_root_is_refused(work: Work) -> None:
-    os.symlink("../tests", work.path / "src/all_tests")
-    work.git("add", "-A")
-    work.git("commit", "-qm", "link to tests/")
+    work.commit_link("link to tests/", "src/all_tests", "../tests")
     assert refused(work.push("origin", "HEAD:main", pusher=AGENT), "evidence-untrusted")
 
 
 def test_fixture_directory_replaced_by_symlink_is_refused(work: Work) -> None:
     work.git("rm", "-rq", "tests/fixtures")
-    os.symlink("../src", work.path / "tests/fixtures")
-    work.git("add", "-A")
-    work.git("commit", "-qm", "fixtures dir is now a link")
+    work.commit_link("fixtures dir is now a link", "tests/fixtures", "../src")
     result = work.push("origin", "HEAD:main", pusher=AGENT)
     assert refused(result, "evidence-untrusted")
     assert "    fixture: tests/fixtures\n" in remote(result)
@@ -643,18 +635,14 @@ def test_symlink_through_an_existing_link_into_fixtures_is_refused(tmp_path: Pat
     bare = make_server(tmp_path)
     legacy = Work(tmp_path / "legacy")
     git(tmp_path, "clone", "-q", str(bare), str(legacy.path))
-    os.symlink("../tests/fixtures", legacy.path / "src/fx")
-    legacy.git("add", "-A")
-    legacy.git("commit", "-qm", "a link that predates the gate")
+    legacy.commit_link("a link that predates the gate", "src/fx", "../tests/fixtures")
     hook = bare / "hooks" / "pre-receive"  # it came in before the hook was installed
     hook.rename(bare / "hooks" / "off")
     assert legacy.push("origin", "HEAD:main").returncode == 0
     (bare / "hooks" / "off").rename(hook)
     work = Work(tmp_path / "w")
     git(tmp_path, "clone", "-q", str(bare), str(work.path))
-    os.symlink("fx/a.json", work.path / "src/data.json")
-    work.git("add", "-A")
-    work.git("commit", "-qm", "innocent-looking product link")
+    work.commit_link("innocent-looking product link", "src/data.json", "fx/a.json")
     result = work.push("origin", "HEAD:main", pusher=AGENT)
     assert refused(result, "evidence-untrusted")
     assert "fixture: src/data.json" in remote(result)
@@ -662,9 +650,7 @@ def test_symlink_through_an_existing_link_into_fixtures_is_refused(tmp_path: Pat
 
 def test_symlink_loop_does_not_hang_or_crash(work: Work) -> None:
     os.symlink("b", work.path / "src/a")
-    os.symlink("a", work.path / "src/b")
-    work.git("add", "-A")
-    work.git("commit", "-qm", "loop")
+    work.commit_link("loop", "src/b", "a")
     result = work.push("origin", "HEAD:main", pusher=AGENT)
     assert result.returncode == 0, result.stderr
 
