@@ -136,7 +136,9 @@ def test_drift_is_reported_by_verify_and_refused_at_push(
         os.chmod(locked.path / "tests/fixtures/a.json", 0o755)
     else:
         os.remove(locked.path / "tests/fixtures/a.json")
-        locked.commit_link("drift", "tests/fixtures/a.json", "b.json")
+        os.symlink("b.json", locked.path / "tests/fixtures/a.json")
+    locked.git("add", "-A")
+    locked.git("commit", "-qm", "drift")
     verified = evidence(locked.path, "verify", "--format", "json")
     assert verified.returncode == 1
     doc = json.loads(verified.stdout)
