@@ -392,6 +392,26 @@ def test_split_below_the_tip_replays_later_commits_with_their_trees(work: Work) 
     assert work.head("HEAD~5") == work.head(f"{original}~1")
 
 
+def test_merge_after_the_split_commit_is_replayed_onto_the_new_halves(work: Work) -> None:
+    modified(work)
+    original = commit_all(work, "fix")
+    work.git("checkout", "-qb", "side", "HEAD~1")
+    work.write("src/side.py", "side\n")
+    side = commit_all(work, "side")
+    work.git("checkout", "-q", "main")
+    work.git("merge", "-q", "--no-ff", "--no-edit", "side")
+    merge = work.head()
+    split(work, original)
+    assert work.head("HEAD^{tree}") == work.head(f"{merge}^{{tree}}")
+    assert work.git("log", "-1", "--format=%P", "HEAD").stdout.split() == [
+        work.head("HEAD^1"),
+        side,
+    ]
+    assert message(work, "HEAD^1").startswith("fix (product)")
+    assert message(work, "HEAD^1~1").startswith("fix (evidence)")
+    assert work.head("side") == side
+
+
 def test_range_splits_every_mixed_commit_and_keeps_the_final_tree(work: Work) -> None:
     base = work.head()
     clean_before = []
