@@ -199,15 +199,14 @@ def rewrite_commit(raw: bytes, tree: str, parents: Sequence[str], suffix: bytes 
 
 
 def _suffixed(message: bytes, suffix: bytes) -> bytes:
+    """``suffix`` at the end of the first line (before its CR, if it has one)."""
     if not suffix:
         return message
     end = message.find(b"\n")
     first, rest = (message, b"") if end < 0 else (message[:end], message[end:])
-    crlf = first.endswith(b"\r")
-    if crlf:
+    if first.endswith(b"\r"):
         first, rest = first[:-1], b"\r" + rest
-    joined = first + suffix if first.strip() else suffix.strip()
-    return joined + (rest or b"\n")
+    return (first + suffix if first.strip() else suffix.strip()) + rest
 
 
 def tree_of(raw: bytes) -> str:

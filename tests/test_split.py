@@ -281,6 +281,26 @@ def test_signature_of_the_original_is_dropped(work: Work) -> None:
     )
 
 
+def raw_commit(work: Work, rev: str) -> bytes:
+    return subprocess.run(
+        ["git", "cat-file", "commit", rev], cwd=work.path, capture_output=True, check=True
+    ).stdout
+
+
+def test_message_bytes_are_kept_but_for_the_suffix(work: Work) -> None:
+    modified(work)
+    original = commit_all(work, "plain")
+    head = raw_commit(work, original).partition(b"\n\n")[0]
+    latin1 = head + b"\nencoding ISO-8859-1\n\ncaf\xe9 fix\r\n\r\nbody, no final newline"
+    made = work.git("hash-object", "-t", "commit", "-w", "--stdin", input=latin1).stdout.strip()
+    work.git("update-ref", "refs/heads/main", made)
+    split(work)
+    for rev, suffix in (("HEAD~1", b" (evidence)"), ("HEAD", b" (product)")):
+        new_head, _, new_message = raw_commit(work, rev).partition(b"\n\n")
+        assert b"\nencoding ISO-8859-1" in new_head
+        assert new_message == b"caf\xe9 fix" + suffix + b"\r\n\r\nbody, no final newline"
+
+
 def test_root_commit_is_split(tmp_path: Path) -> None:
     work = Work(tmp_path / "fresh")
     git(tmp_path, "init", "-q", str(work.path))
@@ -290,6 +310,20 @@ def test_root_commit_is_split(tmp_path: Path) -> None:
     split(work)
     assert work.git("log", "-1", "--format=%P", "HEAD~1").stdout.strip() == ""
     assert_split(work, original, {"tests/fixtures/a.json"}, {"src/app.py"})
+
+
+def test_sha256_repository_is_split(tmp_path: Path) -> None:
+    work = Work(tmp_path / "sha256")
+    git(tmp_path, "init", "-q", "--object-format=sha256", str(work.path))
+    work.write("src/app.py", "print('first')\n")
+    commit_all(work, "seed")
+    work.write("src/app.py", "print('second')\n")
+    work.write("tests/fixtures/deep/er/a.json", "{}\n")
+    original = commit_all(work, "mixed")
+    split(work)
+    assert len(work.head()) == 64
+    assert_split(work, original, {"tests/fixtures/deep/er/a.json"}, {"src/app.py"})
+    assert work.git("fsck", "--strict").returncode == 0
 
 
 def test_clean_commit_is_left_alone(work: Work) -> None:
