@@ -86,8 +86,7 @@ def tree_git_would_build(work: Work, commit: str, paths: set[str], tmp: Path) ->
     rows = b""
     for meta, path in zip(raw[::2], raw[1::2], strict=True):
         if os.fsdecode(path) in paths:
-            _, _, _, new_oid, _ = meta.split()
-            new_mode = meta.split()[1]
+            _, new_mode, _, new_oid, _ = meta.split()
             rows += b"%s %s\t%s\0" % (new_mode, new_oid, path)
     work.git("update-index", "-z", "--index-info", input=rows, env=env)
     return work.git("write-tree", env=env).stdout.strip()
