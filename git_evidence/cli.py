@@ -138,6 +138,31 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--repo", metavar="DIR", help="repository (default: current)")
 
+    p = sub.add_parser(
+        "split",
+        help="make a mixed commit two: its evidence changes alone and the rest alone "
+        "(from git objects; the working tree and index are not touched)",
+    )
+    p.add_argument("rev", nargs="?", metavar="REV", help="the commit to split (default: HEAD)")
+    p.add_argument(
+        "--range",
+        metavar="BASE..TOP",
+        help="split every mixed commit of the range (TOP: HEAD or a branch)",
+    )
+    p.add_argument(
+        "--order",
+        choices=("evidence-first", "product-first"),
+        default="evidence-first",
+        help="which half comes first (default: evidence-first)",
+    )
+    p.add_argument(
+        "--evidence-branch",
+        metavar="NAME",
+        help="put the evidence commit on a new branch NAME from the commit's parent; "
+        "the current branch keeps the product commit",
+    )
+    _add_format(p)
+
     _add_freeze(sub)
     sub.add_parser("rules", help="list every rule id with its fix")
     return parser
@@ -157,6 +182,7 @@ COMMAND_MODULES = {
     "verify": "verify",
     "freeze": "freeze",
     "doctor": "doctor",
+    "split": "split",
 }
 
 

@@ -27,9 +27,10 @@ NON_EVIDENCE_SIDE = frozenset({paths.PRODUCT, paths.TEST, paths.OTHER})
 RULES: dict[str, tuple[str | None, str]] = {
     "mixed-commit": (
         REJECT,
-        "split commit {commit}: commit the evidence paths alone and the rest alone "
-        "(`git rebase -i {base}`, mark it `edit`, `git reset HEAD~`, two commits), "
-        "then have an evidence writer push the evidence commit",
+        "split commit {commit}: `git evidence split {commit}` makes it two commits, the "
+        "evidence paths alone and the rest alone (`git evidence split --range "
+        "{base}..HEAD` splits every mixed commit); then an evidence writer pushes the "
+        "evidence commit",
     ),
     "mixed-range": (
         REJECT,

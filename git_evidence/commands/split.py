@@ -1,0 +1,423 @@
+"""``git evidence split [REV] [--range BASE..TOP] [--evidence-branch NAME]
+[--order evidence-first|product-first]``: a commit the gate calls mixed becomes an
+evidence commit and a product commit (SPEC §13).
+
+"Mixed" is the gate's own verdict: the commits stream through the same ``diff-tree``
+and classifier as a push (ranges.parse_raw, rules.summarize) under the policy the
+client hooks use (context.chosen_policy). The new commits are built from git objects
+(objects.py): the working tree and the index are never read or written, and since
+every commit after a split keeps its own tree, the branch tip keeps its tree too.
+Author and committer (names, emails, dates) are copied from the commit split, so the
+same split gives the same commit ids on every machine; only the first line of the
+message changes, suffixed ``(evidence)`` / ``(product)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import NoReturn
+
+from git_evidence import rules
+from git_evidence.context import chosen_policy
+from git_evidence.errors import EXIT_ERROR, PREFIX, EvidenceError, UsageError
+from git_evidence.git import CatFile, Git
+from git_evidence.objects import (
+    TreeBuilder,
+    TreeEdit,
+    move_refs,
+    object_id,
+    ref_value,
+    rewrite_commit,
+    tree_of,
+    write_objects,
+)
+from git_evidence.paths import EVIDENCE_CLASSES, Classifier
+from git_evidence.policy import Policy
+from git_evidence.ranges import CommitDiff, LinkResolver, parse_raw
+from git_evidence.report import show_path
+
+EVIDENCE, PRODUCT = "evidence", "product"
+EVIDENCE_FIRST, PRODUCT_FIRST = "evidence-first", "product-first"
+SUFFIX = {EVIDENCE: b" (evidence)", PRODUCT: b" (product)"}
+SHOWN_PATHS = 8
+
+
+@dataclass
+class Halves:
+    """A mixed commit's changes by the side they go to: its evidence changes, and the
+    rest (neutral paths ride with the product)."""
+
+    edits: dict[str, list[TreeEdit]] = field(default_factory=lambda: {EVIDENCE: [], PRODUCT: []})
+    paths: dict[str, dict[str, list[str]]] = field(
+        default_factory=lambda: {EVIDENCE: {}, PRODUCT: {}}
+    )
+
+
+@dataclass
+class Split:
+    commit: str
+    subject: str
+    evidence: str
+    product: str
+    halves: Halves
+
+
+@dataclass
+class Outcome:
+    ref: str
+    old: str
+    new: str
+    order: str
+    policy: Policy
+    splits: list[Split] = field(default_factory=list)
+    replayed: int = 0
+    evidence_branch: tuple[str, str] | None = None  # (ref, commit)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        outcome = split(args)
+    except EvidenceError as exc:
+        if args.format == "json":
+            error = {"rule": exc.rule, "message": exc.message, "hint": exc.fix}
+            print(json.dumps({"decision": "error", "error": error}, indent=1))
+        else:
+            fix = f" (to fix: {exc.fix})" if exc.fix else ""
+            text = " ".join(f"{exc.message}{fix}".split())  # one line, whatever git said
+            print(f"{PREFIX}: {exc.rule}: {text}", file=sys.stderr)
+        return EXIT_ERROR
+    if args.format == "json":
+        print(json.dumps(_as_json(outcome), indent=1))
+    else:
+        sys.stdout.write(_as_text(outcome))
+    return 0
+
+
+def split(args: argparse.Namespace) -> Outcome:
+    git = Git()
+    if git.run("rev-parse", "--git-dir", ok_codes=(0, 128))[0] != 0:
+        raise UsageError("not a git repository", fix="run it inside the repository")
+    if args.range and args.rev:
+        raise UsageError("give a revision or --range, not both")
+    if args.range and args.evidence_branch:
+        raise UsageError(
+            "--evidence-branch takes one commit, not a range",
+            fix="split the range first, or one commit with --evidence-branch",
+        )
+    policy = chosen_policy(git, None)
+    with CatFile(git) as cat, TreeBuilder(git, cat) as trees:
+        splitter = _Splitter(git, cat, trees, policy, args.order)
+        if args.range:
+            return splitter.split_range(args.range)
+        return splitter.split_one(args.rev or "HEAD", args.evidence_branch)
+
+
+class _Splitter:
+    def __init__(
+        self, git: Git, cat: CatFile, trees: TreeBuilder, policy: Policy, order: str
+    ) -> None:
+        self.git = git
+        self.cat = cat
+        self.trees = trees
+        self.policy = policy
+        self.classifier: Classifier = policy.classifier()
+        self.order = order
+        self.objects: list[tuple[str, str, bytes]] = []  # written at the end, in one pack
+
+    # -- what to split -----------------------------------------------------------------
+
+    def split_one(self, rev: str, evidence_branch: str | None) -> Outcome:
+        ref, tip = self._current()
+        commit = self._commit(rev)
+        parents = self._parents(commit)
+        if len(parents) > 1:
+            raise UsageError(
+                f"{commit[:12]} is a merge: split takes a commit with one parent (or none)",
+                fix="split the commits the merge brings, on their branch",
+            )
+        ancestor = self.git.run("merge-base", "--is-ancestor", commit, tip, ok_codes=(0, 1))[0]
+        if ancestor != 0:
+            raise UsageError(
+                f"{commit[:12]} is not on {_short(ref)}",
+                fix=f"check out the branch that holds it, then `git evidence split {rev}`",
+            )
+        outcome = Outcome(ref, tip, tip, self.order, self.policy)
+        mixed = self._mixed(("--no-walk", commit))
+        if commit not in mixed:
+            return outcome
+        if evidence_branch:
+            return self._split_aside(outcome, commit, parents, mixed[commit], evidence_branch)
+        after = self._listed("--ancestry-path", f"{commit}..{tip}")
+        return self._rewrite(outcome, [(commit, parents), *after], mixed)
+
+    def split_range(self, text: str) -> Outcome:
+        start, sep, end = text.partition("..")
+        if not sep or end.startswith(".") or not start:
+            raise UsageError(
+                f"--range takes BASE..TOP, not {text!r}", fix="e.g. --range origin/main..HEAD"
+            )
+        base = self._commit(start)
+        ref, tip = self._range_target(end or "HEAD")
+        commits = self._listed(tip, "--not", base)
+        merges = [oid for oid, parents in commits if len(parents) > 1]
+        if merges:
+            named = ", ".join(f"{m[:12]} ({_subject(self.cat.read(m))})" for m in merges[:5])
+            more = f" and {len(merges) - 5} more" if len(merges) > 5 else ""
+            raise UsageError(
+                f"the range {text} holds merges: {named}{more}; nothing was changed",
+                fix="split the mixed commits on each side of the merge, one at a time "
+                "(`git evidence split REV`)",
+            )
+        outcome = Outcome(ref, tip, tip, self.order, self.policy)
+        mixed = self._mixed((tip, "--not", base))
+        if not mixed:
+            return outcome
+        return self._rewrite(outcome, commits, mixed)
+
+    def _current(self) -> tuple[str, str]:
+        """The ref a split moves (HEAD's branch, or HEAD when detached), and its
+        commit."""
+        code, out = self.git.run("symbolic-ref", "-q", "HEAD", ok_codes=(0, 1))
+        ref = out.decode("utf-8", "surrogateescape").strip() if code == 0 else "HEAD"
+        tip = ref_value(self.git, ref)
+        if tip is None:
+            raise UsageError(f"{ref} has no commit yet: nothing to split")
+        return ref, tip
+
+    def _range_target(self, top: str) -> tuple[str, str]:
+        """The ref a range's top names: HEAD (its branch), or a branch."""
+        if top == "HEAD":
+            return self._current()
+        code, out = self.git.run(
+            "rev-parse", "--symbolic-full-name", "--end-of-options", top, ok_codes=(0, 128)
+        )
+        full = out.decode("utf-8", "surrogateescape").strip() if code == 0 else ""
+        tip = ref_value(self.git, full) if full.startswith("refs/heads/") else None
+        if tip is not None:
+            return full, tip
+        commit = self._commit(top)
+        ref, tip = self._current()
+        if commit != tip:
+            raise UsageError(
+                f"the range ends at {top!r}, which is neither HEAD nor a branch",
+                fix="end the range at a branch (`main..my-branch`) or HEAD",
+            )
+        return ref, tip
+
+    def _commit(self, rev: str) -> str:
+        oid = self.git.resolve_commit(rev)
+        if oid is None:
+            raise UsageError(
+                f"{rev!r} does not name a commit",
+                fix="name one: HEAD~2, a branch, an id from `git log`",
+            )
+        return oid
+
+    def _listed(self, *revs: str) -> list[tuple[str, list[str]]]:
+        """``(commit, parents)`` of ``rev-list revs``, parents before children."""
+        out = self.git.text("rev-list", "--reverse", "--topo-order", "--parents", *revs, "--")
+        return [(oid, parents) for oid, *parents in (line.split() for line in out.splitlines())]
+
+    def _parents(self, commit: str) -> list[str]:
+        head = self.cat.read(commit).partition(b"\n\n")[0]
+        return [line[7:].decode() for line in head.split(b"\n") if line.startswith(b"parent ")]
+
+    # -- classifying ---------------------------------------------------------------------
+
+    def _classified(self, revlist: Sequence[str]) -> Iterator[tuple[CommitDiff, frozenset[str]]]:
+        """Each commit ``rev-list revlist`` lists, with its classes as the gate sees them
+        (links followed through the commit's own tree)."""
+        tokens = self.git.diff_tree_stream([revlist], [[]])
+        for commit in parse_raw(tokens, LinkResolver(self.git, self.cat)):
+            yield commit, rules.summarize(commit, self.classifier).classes
+
+    def _mixed(self, revlist: Sequence[str]) -> dict[str, Halves]:
+        """The commits the gate's `mixed-commit` rule fires on, their changes sorted."""
+        found: dict[str, Halves] = {}
+        for commit, classes in self._classified(revlist):
+            if commit.merge or not _is_mixed(classes):
+                continue
+            halves = Halves()
+            for change in commit.changes:
+                klass = self.classifier.classify_change(change).klass
+                side = EVIDENCE if klass in EVIDENCE_CLASSES else PRODUCT
+                path = change.path.encode("utf-8", "surrogateescape")
+                halves.edits[side].append(TreeEdit(change.new_mode, change.object_ids()[1], path))
+                halves.paths[side].setdefault(klass, []).append(change.path)
+            found[commit.oid] = halves
+        return found
+
+    # -- writing -------------------------------------------------------------------------
+
+    def _new_commit(
+        self, raw: bytes, tree: str, parents: Sequence[str], suffix: bytes = b""
+    ) -> str:
+        data = rewrite_commit(raw, tree, parents, suffix)
+        oid = object_id("commit", data, tree)
+        self.objects.append((oid, "commit", data))
+        return oid
+
+    def _rewrite(
+        self, outcome: Outcome, commits: Sequence[tuple[str, list[str]]], mixed: dict[str, Halves]
+    ) -> Outcome:
+        """Split the mixed ``commits`` and give every later one its new parents, keeping
+        its tree: the tip's tree, and so the working tree's status, do not change."""
+        mapping: dict[str, str] = {}
+        first, second = (EVIDENCE, PRODUCT) if self.order == EVIDENCE_FIRST else (PRODUCT, EVIDENCE)
+        for oid, parents in commits:
+            new_parents = [mapping.get(p, p) for p in parents]
+            halves = mixed.get(oid)
+            if halves is None and new_parents == parents:
+                continue  # nothing before it changed: it keeps its id
+            raw = self.cat.read(oid)
+            if halves is None:
+                mapping[oid] = self._new_commit(raw, tree_of(raw), new_parents)
+                outcome.replayed += 1
+                continue
+            middle = self.trees.build(self._parent_tree(parents), halves.edits[first])
+            made = {first: self._new_commit(raw, middle, new_parents, SUFFIX[first])}
+            made[second] = self._new_commit(raw, tree_of(raw), [made[first]], SUFFIX[second])
+            mapping[oid] = made[second]
+            outcome.splits.append(Split(oid, _subject(raw), made[EVIDENCE], made[PRODUCT], halves))
+        outcome.new = mapping.get(outcome.old, outcome.old)
+        self._finish(outcome, [(outcome.ref, outcome.new, outcome.old)])
+        return outcome
+
+    def _split_aside(
+        self, outcome: Outcome, commit: str, parents: list[str], halves: Halves, name: str
+    ) -> Outcome:
+        """``--evidence-branch``: both halves on the commit's parent; the branch keeps
+        the product half, a new branch takes the evidence half."""
+        name = name.removeprefix("refs/heads/")
+        branch = f"refs/heads/{name}"
+        if self.git.run("check-ref-format", branch, ok_codes=(0, 1))[0] != 0:
+            raise UsageError(f"{name!r} is not a valid branch name")
+        if ref_value(self.git, branch) is not None:
+            raise UsageError(f"branch {name} exists already", fix="choose another name")
+        if commit != outcome.old:
+            raise UsageError(
+                f"{commit[:12]} is not the tip of {_short(outcome.ref)}: the commits after "
+                "it would keep its evidence change",
+                fix="split it in place (without --evidence-branch), or split the tip",
+            )
+        raw = self.cat.read(commit)
+        base = self._parent_tree(parents)
+        made = {
+            side: self._new_commit(
+                raw, self.trees.build(base, halves.edits[side]), parents, SUFFIX[side]
+            )
+            for side in (EVIDENCE, PRODUCT)
+        }
+        outcome.splits.append(Split(commit, _subject(raw), made[EVIDENCE], made[PRODUCT], halves))
+        outcome.new = made[PRODUCT]
+        outcome.evidence_branch = (branch, made[EVIDENCE])
+        self._finish(
+            outcome, [(outcome.ref, outcome.new, outcome.old), (branch, made[EVIDENCE], None)]
+        )
+        return outcome
+
+    def _parent_tree(self, parents: Sequence[str]) -> str | None:
+        return tree_of(self.cat.read(parents[0])) if parents else None
+
+    def _finish(self, outcome: Outcome, moves: list[tuple[str, str, str | None]]) -> None:
+        """Write the commits, check that the gate calls every half clean, then move the
+        refs (each only from where it was read)."""
+        write_objects(self.git, self.objects)
+        self._check_halves(outcome)
+        named = ", ".join(s.commit[:12] for s in outcome.splits[:3])
+        more = f" and {len(outcome.splits) - 3} more" if len(outcome.splits) > 3 else ""
+        move_refs(self.git, moves, f"evidence split: {named}{more}")
+
+    def _check_halves(self, outcome: Outcome) -> None:
+        """Judge the new halves again: a path of one side that takes the place of a file
+        or directory of the other drags that change into the wrong half in one order."""
+        side = {s.evidence: (EVIDENCE, s) for s in outcome.splits}
+        side.update({s.product: (PRODUCT, s) for s in outcome.splits})
+        for commit, classes in self._classified(("--no-walk", *side)):
+            which, source = side.pop(commit.oid)
+            # the evidence half holds evidence alone; the product half none
+            wrong = classes - EVIDENCE_CLASSES if which == EVIDENCE else classes & EVIDENCE_CLASSES
+            if wrong:
+                listed = ", ".join(sorted(wrong))
+                self._unsplittable(source, f"its {which} commit would change {listed} paths")
+            if not classes:
+                self._unsplittable(source, f"its {which} commit would change nothing")
+        for which, source in side.values():
+            self._unsplittable(source, f"its {which} commit was not written")
+
+    def _unsplittable(self, source: Split, why: str) -> NoReturn:
+        other = PRODUCT_FIRST if self.order == EVIDENCE_FIRST else EVIDENCE_FIRST
+        raise EvidenceError(
+            f"cannot split {source.commit[:12]} {self.order}: {why} (a path of one side "
+            "takes the place of a file or directory of the other); nothing was moved",
+            fix=f"try `--order {other}`, or split it by hand (`git rebase -i`)",
+        )
+
+
+def _is_mixed(classes: frozenset[str]) -> bool:
+    # rules.judge_update's `mixed-commit`: evidence beside any non-neutral other class.
+    return bool(classes & EVIDENCE_CLASSES) and bool(classes & rules.NON_EVIDENCE_SIDE)
+
+
+# -- output --------------------------------------------------------------------------------
+
+
+def _subject(raw: bytes) -> str:
+    message = raw.partition(b"\n\n")[2]
+    return message.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
+
+
+def _short(ref: str) -> str:
+    return ref.removeprefix("refs/heads/")
+
+
+def _as_json(outcome: Outcome) -> dict[str, object]:
+    return {
+        "decision": "split" if outcome.splits else "unchanged",
+        "ref": outcome.ref,
+        "old": outcome.old,
+        "new": outcome.new,
+        "order": outcome.order,
+        "policy": {"source": outcome.policy.source, "digest": outcome.policy.digest},
+        "splits": [
+            {
+                "commit": s.commit,
+                "evidence": s.evidence,
+                "product": s.product,
+                "paths": s.halves.paths,
+            }
+            for s in outcome.splits
+        ],
+        "replayed": outcome.replayed,
+        "evidence_branch": None
+        if outcome.evidence_branch is None
+        else {"ref": outcome.evidence_branch[0], "commit": outcome.evidence_branch[1]},
+    }
+
+
+def _as_text(outcome: Outcome) -> str:
+    if not outcome.splits:
+        return f"{PREFIX}: nothing to split: no commit mixes evidence with other changes\n"
+    lines = []
+    for s in outcome.splits:
+        lines.append(f"split {s.commit[:12]} {s.subject}")
+        for side, oid in ((EVIDENCE, s.evidence), (PRODUCT, s.product)):
+            lines.append(f"  {oid[:12]} ({side})")
+            for klass, found in s.halves.paths[side].items():
+                shown = ", ".join(show_path(p) for p in found[:SHOWN_PATHS])
+                more = f" and {len(found) - SHOWN_PATHS} more" if len(found) > SHOWN_PATHS else ""
+                lines.append(f"    {klass}: {shown}{more}")
+    replayed = f"; {outcome.replayed} later commit(s) replayed" if outcome.replayed else ""
+    lines.append(f"{_short(outcome.ref)}: {outcome.old[:12]} -> {outcome.new[:12]}{replayed}")
+    if outcome.evidence_branch is not None:
+        branch, commit = outcome.evidence_branch
+        lines.append(
+            f"{_short(branch)}: {commit[:12]} (the evidence commit, for a reviewer); the "
+            "index and working tree still hold its change, which `git status` now shows"
+        )
+    lines.append(f"undo: git update-ref {outcome.ref} {outcome.old}")
+    return "\n".join(lines) + "\n"
