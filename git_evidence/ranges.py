@@ -12,7 +12,8 @@ from typing import NamedTuple
 
 from git_evidence.errors import UsageError
 from git_evidence.git import CatFile, Git, decode_path, is_zero
-from git_evidence.paths import SYMLINK_MODE, Change, resolve_link
+from git_evidence.links import LinkWalk, follow_link
+from git_evidence.paths import SYMLINK_MODE, Change
 from git_evidence.policy import Policy
 
 _HEX = frozenset("0123456789abcdef")
@@ -221,42 +222,46 @@ def _change(meta: bytes, path: str, links: LinkResolver, treeish: str | None) ->
         status = letters[0]
     old_mode, new_mode, old_oid, new_oid = modes[0], modes[-1], oids[0], oids[-1]
     link = old_link = None
-    hops: tuple[str, ...] = ()
+    walk = LinkWalk((), False)
     if new_mode == SYMLINK_MODE and not is_zero(new_oid):
         link = decode_path(links.blobs.read(new_oid))
-        hops = links.hops(treeish, path, link)
+        walk = links.follow(treeish, path, link)
     if old_mode == SYMLINK_MODE and not is_zero(old_oid):
         old_link = decode_path(links.blobs.read(old_oid))
-    return Change(status, old_mode, new_mode, old_oid, new_oid, path, link, old_link, hops)
+    return Change(
+        status,
+        old_mode,
+        new_mode,
+        old_oid,
+        new_oid,
+        path,
+        link,
+        old_link,
+        walk.reached,
+        link_outside=walk.outside,
+    )
 
 
 class LinkResolver:
-    """Follows a symlink through the links it meets in one tree (a commit's, or the
-    index), so a chain of product-side links cannot reach evidence unseen."""
-
-    MAX_HOPS = 8  # as a kernel's symlink loop limit; past it, what was seen counts
+    """Resolves symlinks through the links of one tree (a commit's, or the index), so
+    a chain of product-side links cannot reach evidence unseen (links.follow_link)."""
 
     def __init__(self, git: Git, blobs: CatFile) -> None:
         self.git = git
         self.blobs = blobs
+        self._targets: dict[tuple[str | None, str], str | None] = {}
 
-    def hops(self, treeish: str | None, link_path: str, text: str) -> tuple[str, ...]:
-        seen: list[str] = []
-        for _ in range(self.MAX_HOPS):
-            target = resolve_link(link_path, text)
-            if target is None or target in seen:
-                break
-            seen.append(target)
-            parts = target.split("/") if target else []
-            prefixes = ["/".join(parts[: i + 1]) for i in range(len(parts))]
-            entries = self.git.tree_entries(treeish, prefixes)
-            for i, prefix in enumerate(prefixes):
-                entry = entries.get(prefix)
-                if entry is not None and entry[0] == SYMLINK_MODE:
-                    rest = "/".join(parts[i + 1 :])
-                    link_path = prefix
-                    text = decode_path(self.blobs.read(entry[1])) + ("/" + rest if rest else "")
-                    break
-            else:
-                break
-        return tuple(seen)
+    def follow(self, treeish: str | None, link_path: str, text: str) -> LinkWalk:
+        def read_links(paths: Sequence[str]) -> dict[str, str]:
+            wanted = [p for p in paths if (treeish, p) not in self._targets]
+            entries = self.git.tree_entries(treeish, wanted)
+            for path in wanted:
+                entry = entries.get(path)
+                self._targets[(treeish, path)] = (
+                    decode_path(self.blobs.read(entry[1]))
+                    if entry is not None and entry[0] == SYMLINK_MODE
+                    else None
+                )
+            return {p: target for p in paths if (target := self._targets[(treeish, p)]) is not None}
+
+        return follow_link(link_path, text, read_links)
