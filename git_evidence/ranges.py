@@ -98,13 +98,7 @@ def plan_updates(
     git: Git, updates: Sequence[RefUpdate], policy: Policy, view: RefView
 ) -> list[UpdateFacts]:
     wanted = [u.new for u in updates if not u.is_delete]
-    # A ref spelled like a protected one in another case is that ref on a server whose
-    # file system folds case (loose refs are files): it is protected too.
-    folded_protected = {ref.casefold() for ref in policy.protected}
-
-    def is_protected(ref: str) -> bool:
-        return ref.casefold() in folded_protected
-
+    is_protected = policy.is_protected
     wanted += [u.old for u in updates if not u.is_create and is_protected(u.ref)]
     peeled = git.peel_all(sorted(set(wanted)))
     plans = []
