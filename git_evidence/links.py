@@ -27,6 +27,7 @@ ReadLinks = Callable[[Sequence[str]], Mapping[str, str]]
 class LinkWalk(NamedTuple):
     reached: tuple[str, ...]  # repository paths the link leads to ("" = the root)
     outside: bool  # some reading leaves the repository (absolute, or above its root)
+    through: tuple[str, ...] = ()  # the other links it follows on the way
 
 
 class _Outside(Exception):
@@ -52,16 +53,17 @@ def follow_link(link_path: str, text: str, read_links: ReadLinks) -> LinkWalk:
     parents = link_path.split("/")[:-1]
     known: dict[str, str | None] = {"/".join(parents[:i]): None for i in range(1, len(parents) + 1)}
     reached: list[str] = []
+    through: list[str] = []
     outside = False
     for lexical in (False, True):
         try:
-            end = _walk(link_path, text, read_links, known, lexical=lexical)
+            end = _walk(link_path, text, read_links, known, through, lexical=lexical)
         except _Outside:
             outside = True
             continue
         if end is not None and end not in reached:
             reached.append(end)
-    return LinkWalk(tuple(reached), outside)
+    return LinkWalk(tuple(reached), outside, tuple(dict.fromkeys(through)))
 
 
 def _walk(
@@ -69,10 +71,12 @@ def _walk(
     text: str,
     read_links: ReadLinks,
     known: dict[str, str | None],
+    through: list[str],
     *,
     lexical: bool,
 ) -> str | None:
-    """The path a reading ends at; None when it loops past MAX_LINKS."""
+    """The path a reading ends at; None when it loops past MAX_LINKS. The links it
+    follows are added to ``through``."""
     here: list[str] = link_path.split("/")[:-1]  # a real directory of the tree
     pending: deque[str] = deque()
     for _ in range(MAX_LINKS):
@@ -85,7 +89,8 @@ def _walk(
         found = _advance(here, pending, read_links, known)
         if found is None:
             return "/".join(here)
-        text = found
+        through.append(found[0])
+        text = found[1]
     return None
 
 
@@ -94,9 +99,9 @@ def _advance(
     pending: deque[str],
     read_links: ReadLinks,
     known: dict[str, str | None],
-) -> str | None:
+) -> tuple[str, str] | None:
     """Move ``pending`` components onto ``here`` until one is a symlink: return its
-    text (``here`` then holds the link's directory), or None at the end."""
+    path and text (``here`` then holds the link's directory), or None at the end."""
     while pending:
         part = pending.popleft()
         if part in ("", "."):
@@ -113,7 +118,7 @@ def _advance(
         text = known.get(path)
         if text is not None:
             here.pop()
-            return text
+            return path, text
     return None
 
 

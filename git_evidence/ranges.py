@@ -6,7 +6,7 @@ This layer asks git questions and gathers facts; it decides nothing.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -186,10 +186,10 @@ def parse_raw(
             meta = token
         else:
             if oid is not None:
-                yield CommitDiff(oid, merge, tuple(changes))
+                yield CommitDiff(oid, merge, links.dependents(oid, changes))
             oid, merge, changes = sys.intern(token.decode()), False, []
     if oid is not None:
-        yield CommitDiff(oid, merge, tuple(changes))
+        yield CommitDiff(oid, merge, links.dependents(None if in_index else oid, changes))
 
 
 _SYMLINK_BYTES = SYMLINK_MODE.encode()
@@ -218,10 +218,10 @@ def _change(meta: bytes, path: str, links: LinkResolver, treeish: str | None) ->
     link = old_link = None
     walk = LinkWalk((), False)
     if new_mode == SYMLINK_MODE and not is_zero(new_oid):
-        link = decode_path(links.blobs.read(new_oid))
+        link = links.text(new_oid)
         walk = links.follow(treeish, path, link)
     if old_mode == SYMLINK_MODE and not is_zero(old_oid):
-        old_link = decode_path(links.blobs.read(old_oid))
+        old_link = links.text(old_oid)
     return Change(
         status,
         old_mode,
@@ -238,24 +238,54 @@ def _change(meta: bytes, path: str, links: LinkResolver, treeish: str | None) ->
 
 class LinkResolver:
     """Resolves symlinks through the links of one tree (a commit's, or the index), so
-    a chain of product-side links cannot reach evidence unseen (links.follow_link)."""
+    a chain of product-side links cannot reach evidence unseen (links.follow_link).
+    A tree's links are listed once, when one of its rows is a link."""
 
     def __init__(self, git: Git, blobs: CatFile) -> None:
         self.git = git
         self.blobs = blobs
-        self._targets: dict[tuple[str | None, str], str | None] = {}
+        self._texts: dict[str, str] = {}  # blob id → link text
+        self._tree: tuple[str | None, dict[str, str]] | None = None  # the last tree's links
+
+    def text(self, oid: str) -> str:
+        text = self._texts.get(oid)
+        if text is None:
+            text = self._texts[oid] = decode_path(self.blobs.read(oid))
+        return text
+
+    def _links(self, treeish: str | None) -> dict[str, str]:
+        if self._tree is None or self._tree[0] != treeish:
+            self._tree = (treeish, self.git.symlinks(treeish))
+        return self._tree[1]
+
+    def _reader(self, treeish: str | None) -> Callable[[Sequence[str]], dict[str, str]]:
+        links = self._links(treeish)
+        return lambda paths: {p: self.text(links[p]) for p in paths if p in links}
 
     def follow(self, treeish: str | None, link_path: str, text: str) -> LinkWalk:
-        def read_links(paths: Sequence[str]) -> dict[str, str]:
-            wanted = [p for p in paths if (treeish, p) not in self._targets]
-            entries = self.git.tree_entries(treeish, wanted)
-            for path in wanted:
-                entry = entries.get(path)
-                self._targets[(treeish, path)] = (
-                    decode_path(self.blobs.read(entry[1]))
-                    if entry is not None and entry[0] == SYMLINK_MODE
-                    else None
-                )
-            return {p: target for p in paths if (target := self._targets[(treeish, p)]) is not None}
+        return follow_link(link_path, text, self._reader(treeish))
 
-        return follow_link(link_path, text, read_links)
+    def dependents(self, treeish: str | None, changes: list[Change]) -> tuple[Change, ...]:
+        """``changes`` with, for each link it adds or changes, where the tree's other
+        links that climb (``..``) through it now lead: `src/l -> sub/../../fixtures/g`
+        committed first, `src/sub -> ../tests/unit/deep` later, makes the later
+        commit's `src/sub` lead to tests/fixtures/g."""
+        changed = {c.path for c in changes if c.link_target is not None}
+        if not changed:
+            return tuple(changes)
+        read = self._reader(treeish)
+        extra: dict[str, list[str]] = {}
+        for path, oid in self._links(treeish).items():
+            text = self.text(oid)
+            # Without a `..` a walk through a link stays under that link's target,
+            # which the link's own walk judges.
+            if path in changed or ".." not in text:
+                continue
+            walk = follow_link(path, text, read)
+            for hop in walk.through:
+                if hop in changed:
+                    extra.setdefault(hop, []).extend(walk.reached)
+        return tuple(
+            c._replace(link_hops=(*c.link_hops, *extra[c.path])) if c.path in extra else c
+            for c in changes
+        )

@@ -394,3 +394,32 @@ def test_classify_names_the_negation_that_decided(tmp_path: Path) -> None:
         "mypy/test/x.py\ttest\tglob mypy/test/** ; product glob mypy/** negated by !mypy/test/**"
     )
     assert out[1] == "mypy/a.py\tproduct\tglob mypy/**"
+
+
+def test_linked_directory_added_after_the_link_climbing_out_of_it_is_refused(
+    deep: Work,
+) -> None:
+    # First the climbing link, dangling (src/sub does not exist yet), then the
+    # directory link that makes it lead into tests/fixtures: each commit alone looks
+    # harmless.
+    links(deep, "dangling link", {"src/l": "sub/../../fixtures/g.json"})
+    links(deep, "a product link to test code", {"src/sub": "../tests/unit/deep"})
+    result = push_main(deep)
+    assert refused(result, "evidence-untrusted")
+    assert "fixture: src/sub" in remote(result)
+
+
+def test_retargeting_a_linked_directory_under_a_climbing_link_is_refused(deep: Work) -> None:
+    links(
+        deep,
+        "links within product",
+        {"src/sub": "pkg/deep", "src/l": "sub/../../fixtures/g.json"},
+        {"src/pkg/deep/x.py": "x\n"},
+    )
+    result = push_main(deep)
+    assert result.returncode == 0, result.stderr
+    os.remove(deep.path / "src/sub")
+    links(deep, "retarget", {"src/sub": "../tests/unit/deep"})
+    result = push_main(deep)
+    assert refused(result, "evidence-untrusted")
+    assert "fixture: src/sub" in remote(result)

@@ -291,6 +291,11 @@ def test_dotdot_after_a_linked_directory_climbs_from_where_it_points() -> None:
     assert resolve_link("src/l", "sub/../../fixtures/g.json") == "fixtures/g.json"
 
 
+def test_a_walk_names_the_links_it_follows() -> None:
+    read, _ = tree({"src/a": "b", "src/b": "../tests/fixtures", "src/c": "../docs"})
+    assert follow_link("src/l", "a/x.json", read).through == ("src/a", "src/b")
+
+
 def test_the_lexical_reading_counts_too() -> None:
     # A kernel reads src/tests/fixtures/a.json (src/deep/er/../..); Windows reads
     # tests/fixtures/a.json.
