@@ -139,14 +139,23 @@ def root_patterns(glob: str) -> list[RootPattern]:
     return out
 
 
+class Negation(NamedTuple):
+    """A negation that took a path back from a class before its class was reached."""
+
+    klass: str
+    glob: str  # the glob of that class that matched
+    by: str  # the negation, with its `!`
+
+    def describe(self) -> str:
+        return f"{self.klass} glob {self.glob} negated by {self.by}"
+
+
 @dataclass(frozen=True)
 class Match:
     klass: str
     glob: str | None  # None: no glob (class `other`) or a structural reason
     reason: str = ""
-    # "product glob mypy/** negated by !mypy/test/**": what a negation took back
-    # before this class was reached
-    negated: tuple[str, ...] = ()
+    negated: tuple[Negation, ...] = ()
 
 
 class Change(NamedTuple):
@@ -225,6 +234,9 @@ class Classifier:
                 self._passes[i] = re.compile("|".join(rest) or "(?!)")
         self._single: dict[int, re.Pattern[str]] = {}
         self._roots, self._root_matches = self._compile_roots(globs, forced, extra_roots)
+        self._lock_roots = [fold_path(r.strip("/")) for r in extra_roots]
+        inside = "|".join(f"{re.escape(r)}/{ANY}" for r in self._lock_roots)
+        self._inside = re.compile(inside or "(?!)")
         self._top = next(
             (
                 Match(k, None, "the repository root, above every evidence root")
@@ -242,9 +254,9 @@ class Classifier:
         forced: Mapping[str, Sequence[str]],
         extra_roots: Sequence[str],
     ) -> tuple[re.Pattern[str], list[Match]]:
-        """One alternation of every path at or above an evidence root (and in a lock
-        root). Roots come from the positive globs: a negation takes paths back from
-        its class, never a root away from the paths still matched."""
+        """One alternation of every path at or above an evidence root. Roots come from
+        the positive globs: a negation takes paths back from its class, never a root
+        away from the paths still matched."""
         seen: dict[str, Match] = {}
         for klass in STRUCTURAL_ORDER:
             for glob in (*forced.get(klass, ()), *globs.get(klass, ())):
@@ -257,10 +269,6 @@ class Classifier:
                 continue
             for root in extra_roots:
                 folded = fold_path(root.strip("/"))
-                literal = re.escape(folded)
-                seen.setdefault(
-                    f"{literal}/{ANY}", Match(klass, root, f"inside evidence root {folded}/")
-                )
                 parts = folded.split("/")
                 for k in range(1, len(parts) + 1):
                     where = "at" if k == len(parts) else "above"
@@ -281,7 +289,7 @@ class Classifier:
 
     def _classify(self, folded: str) -> Match:
         start = 0
-        negated: tuple[str, ...] = ()
+        negated: tuple[Negation, ...] = ()
         while start < len(PRECEDENCE):
             found = self._passes[start].fullmatch(folded)
             if found is None or found.lastgroup is None:
@@ -292,7 +300,7 @@ class Classifier:
                 return Match(entry.klass, entry.glob, negated=negated)
             taken = self._taken_back(index, folded)
             if taken is not None:
-                negated += (f"{entry.klass} glob {taken} negated by {entry.glob}",)
+                negated += (Negation(entry.klass, taken, entry.glob),)
             start = PRECEDENCE.index(entry.klass) + 1
         return Match(OTHER, None, negated=negated)
 
@@ -314,18 +322,27 @@ class Classifier:
                 return entry.glob
         return None
 
-    def _structural(self, path: str) -> Match:
-        """The path's class, raised to evidence at or above an evidence root."""
+    def structural(self, path: str) -> Match:
+        """The class of an entry placed at ``path``: its own class, raised to evidence
+        at or above an evidence root, or inside a lock root (unless a negation took it
+        out of the fixture class: the lock is then the lock's business)."""
         folded = fold_path(path)
         own = self._cache.get(path) or self._classify(folded)
         if own.klass in EVIDENCE_CLASSES:
             return own
-        return self._root_relation(folded) or own
+        return self._raised(folded, own) or own
+
+    def _raised(self, folded: str, own: Match) -> Match | None:
+        relation = self._root_relation(folded)
+        if relation is not None or any(n.klass == FIXTURE for n in own.negated):
+            return relation
+        return self._in_lock_root(folded)
 
     def root_relation(self, path: str) -> Match | None:
         """Evidence class when an entry at ``path`` would be at or above an evidence
         root (a file or link there replaces the root's directory), or in a lock root."""
-        return self._root_relation(fold_path(path))
+        folded = fold_path(path)
+        return self._root_relation(folded) or self._in_lock_root(folded)
 
     def _root_relation(self, folded: str) -> Match | None:
         if not folded:
@@ -335,6 +352,12 @@ class Classifier:
             return None
         return self._root_matches[int(found.lastgroup[1:])]
 
+    def _in_lock_root(self, folded: str) -> Match | None:
+        if self._inside.fullmatch(folded) is None:
+            return None
+        root = next(r for r in self._lock_roots if folded.startswith(r + "/"))
+        return Match(FIXTURE, root, f"inside evidence root {root}/")
+
     def classify_change(self, change: Change) -> Match:
         """The class that counts for a change (SPEC §4): the path's own class, raised
         to evidence by structure (an entry at or above an evidence root; a symlink or
@@ -343,11 +366,11 @@ class Classifier:
         if change.link_target is None and change.old_link_target is None:
             hit = self._change_cache.get(change.path)
             if hit is None:
-                hit = self._structural(change.path)
+                hit = self.structural(change.path)
                 if len(self._change_cache) < _CACHE_LIMIT:
                     self._change_cache[change.path] = hit
             return hit
-        own = self._structural(change.path)
+        own = self.structural(change.path)
         if own.klass in EVIDENCE_CLASSES:
             return own
         hops = list(change.link_hops)
@@ -364,7 +387,7 @@ class Classifier:
             hit = self.classify(resolved)
             if hit.klass in EVIDENCE_CLASSES:
                 return Match(hit.klass, hit.glob, f"symlink to {resolved}")
-            rel = self._root_relation(fold_path(resolved))
+            rel = self._raised(fold_path(resolved), hit)
             if rel is not None:
                 return Match(rel.klass, rel.glob, f"symlink to {resolved}: {rel.reason}")
         if outside:

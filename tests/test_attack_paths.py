@@ -423,3 +423,16 @@ def test_retargeting_a_linked_directory_under_a_climbing_link_is_refused(deep: W
     result = push_main(deep)
     assert refused(result, "evidence-untrusted")
     assert "fixture: src/sub" in remote(result)
+
+
+def test_fixture_negation_holds_inside_the_default_lock_roots(tmp_path: Path) -> None:
+    work = with_policy(
+        tmp_path,
+        '[paths]\nfixture = ["tests/fixtures/**", "!tests/fixtures/README.md"]\n'
+        '[rules]\nadded_test = "allow"\n',
+    )
+    out = evidence(work.path, "classify", "tests/fixtures/README.md").stdout
+    assert out.startswith("tests/fixtures/README.md\ttest\tglob tests/** ; fixture glob")
+    work.commit("notes and fix", {"tests/fixtures/README.md": "notes\n", "src/app.py": "v\n"})
+    result = push_main(work)
+    assert result.returncode == 0, result.stderr

@@ -208,7 +208,9 @@ def test_negated_product_glob_falls_to_the_next_class() -> None:
     ).classifier()
     match = classifier.classify("mypy/test/x.py")
     assert match.klass == "test" and match.glob == "mypy/test/**"
-    assert match.negated == ("product glob mypy/** negated by !mypy/test/**",)
+    assert [n.describe() for n in match.negated] == [
+        "product glob mypy/** negated by !mypy/test/**"
+    ]
     assert classifier.classify("mypy/a.py").klass == "product"
 
 
@@ -262,12 +264,24 @@ def test_negation_in_an_evidence_class_falls_to_the_next_class() -> None:
     assert classifier.classify_change(swapped).klass == FIXTURE
 
 
-def test_a_negation_does_not_take_a_path_out_of_a_lock_root() -> None:
+def test_a_fixture_negation_takes_a_path_out_of_a_lock_root_too() -> None:
+    # The default lock roots include tests/fixtures: the negation still decides the
+    # class (the lock, which covers the bytes, is [lock].exclude's business).
     classifier = policy(
         '[paths]\nfixture = ["tests/fixtures/**", "!tests/fixtures/scratch/**"]\n'
     ).classifier()
     change = Change("A", "000000", "100644", "", "", "tests/fixtures/scratch/x")
-    assert classifier.classify_change(change).klass == FIXTURE
+    assert classifier.classify_change(change).klass == "test"
+
+
+def test_a_path_in_a_lock_root_outside_the_fixture_globs_is_a_fixture() -> None:
+    classifier = policy('[lock]\nroots = ["data/golden"]\n').classifier()
+    match = classifier.structural("data/golden/x.bin")
+    assert match.klass == FIXTURE and match.reason == "inside evidence root data/golden/"
+    unrelated = policy(
+        '[paths]\nproduct = ["src/**", "!src/gen/**"]\n[lock]\nroots = ["src/gen"]\n'
+    ).classifier()
+    assert unrelated.structural("src/gen/x.py").klass == FIXTURE
 
 
 # -- A: links through a tree ------------------------------------------------------------

@@ -19,9 +19,8 @@ def run(args: argparse.Namespace) -> int:
     lines: list[str] = []
     for path in args.paths:
         own = classifier.classify(path)
-        match = own
-        if match.klass not in EVIDENCE_CLASSES:
-            match = classifier.root_relation(path) or own
+        match = classifier.structural(path)
+        negations = [n.describe() for n in own.negated]
         rows.append(
             {
                 "path": path,
@@ -29,12 +28,12 @@ def run(args: argparse.Namespace) -> int:
                 "glob": match.glob,
                 "evidence": match.klass in EVIDENCE_CLASSES,
                 "reason": match.reason,
-                "negated": list(own.negated),
+                "negated": negations,
             }
         )
         why = match.reason or (f"glob {match.glob}" if match.glob else "no glob")
         # What a negation took back before the class was reached, in order.
-        why = " ; ".join([why, *own.negated])
+        why = " ; ".join([why, *negations])
         lines.append(f"{show_path(path)}\t{match.klass}\t{why}")
     if args.format == "json":
         print(
