@@ -45,7 +45,7 @@ def server_policy(git: Git, refs: dict[str, str]) -> Policy:
 
 
 def server_view(refs: dict[str, str], policy: Policy) -> RefView:
-    protected = {r: refs[r] for r in policy.protected if r in refs}
+    protected = {r: oid for r, oid in refs.items() if policy.is_protected(r)}
     return RefView(protected, refs.get(policy.base), policy.notes_ref in refs)
 
 
@@ -85,8 +85,18 @@ def client_view(remote: str | None, refs: dict[str, str], policy: Policy) -> Ref
     """The server's refs as this clone last saw them: its remote-tracking refs, else
     (a push to a URL, or a remote never fetched) the local branches of the same names,
     the best guess of what the server already holds."""
+    # The server's names this clone knows: its own refs, and its remote-tracking
+    # branches of `remote` named as the server names them.
+    names = {r: None for r in refs if not r.startswith("refs/remotes/")}
+    tracking = f"refs/remotes/{remote}/"
+    if remote is not None:
+        for ref in refs:
+            if ref.startswith(tracking) and not ref.endswith("/HEAD"):
+                names["refs/heads/" + ref[len(tracking) :]] = None
     protected: dict[str, str] = {}
-    for ref in policy.protected:
+    for ref in names:
+        if not policy.is_protected(ref):
+            continue
         known = tracking_ref(remote, ref, refs) or (ref if ref in refs else None)
         if known:
             protected[ref] = refs[known]

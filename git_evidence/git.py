@@ -340,22 +340,20 @@ class Git:
             )
         )
 
-    def tree_entries(self, treeish: str | None, paths: Sequence[str]) -> dict[str, tuple[str, str]]:
-        """``path → (mode, object id)`` for those of ``paths`` that exist in ``treeish``
-        (None: the index)."""
-        if not paths:
-            return {}
+    def symlinks(self, treeish: str | None) -> dict[str, str]:
+        """Every symlink of ``treeish`` (None: the index): path → blob id."""
         if treeish is None:
-            out = self.out("ls-files", "-s", "-z", "--", *paths)
+            out = self.out("ls-files", "-s", "-z")
         else:
-            out = self.out("ls-tree", "-z", treeish, "--", *paths)
-        entries: dict[str, tuple[str, str]] = {}
+            out = self.out("ls-tree", "-r", "-z", "--full-tree", treeish)
+        links: dict[str, str] = {}
         for record in zsplit(out):
+            if not record.startswith(b"120000 "):
+                continue
             meta, _, raw = record.partition(b"\t")
-            fields = meta.decode().split()
-            oid = fields[1] if treeish is None else fields[2]
-            entries[decode_path(raw)] = (fields[0], oid)
-        return entries
+            fields = meta.split()
+            links[decode_path(raw)] = (fields[1] if treeish is None else fields[2]).decode()
+        return links
 
     def popen(self, *args: str, buffered: bool = False) -> subprocess.Popen[bytes]:
         """Start git with pipes. ``buffered``: fully buffered output (``GIT_FLUSH=0``);

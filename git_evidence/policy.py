@@ -10,12 +10,14 @@ import hashlib
 import json
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from git_evidence import paths
 from git_evidence.errors import PolicyError
+from git_evidence.globs import has_wildcard, ref_glob_regex
 from git_evidence.paths import Classifier
 
 if sys.version_info >= (3, 11):
@@ -38,6 +40,15 @@ DEFAULT_PATHS: dict[str, tuple[str, ...]] = {
 # Always policy, whatever the file says: the gate's own file and what changes the
 # bytes tests read (attributes, submodules, LFS).
 BUILTIN_POLICY_GLOBS = (POLICY_FILE, ".gitattributes", "/.gitmodules", "/.lfsconfig")
+MAX_WINDOW_HOURS = 8760  # a year
+MAX_TIME_BUDGET_S = 3600
+
+
+def ref_matcher(globs: Sequence[str]) -> re.Pattern[str]:
+    """One regex for ref-name globs, matched case-folded: on a server whose file
+    system folds case, ``refs/heads/MAIN`` is the loose ref file of ``refs/heads/main``."""
+    alternatives = [f"(?:{ref_glob_regex(g.casefold())})" for g in globs]
+    return re.compile("|".join(alternatives) or "(?!)")
 
 
 @dataclass(frozen=True)
@@ -77,7 +88,20 @@ class Policy:
         return globs
 
     def classifier(self) -> Classifier:
-        return Classifier(self.effective_globs(), extra_roots=self.lock_roots)
+        # The built-in policy globs and the ledger path are forced: matched before the
+        # class's own globs, so no negation takes them back.
+        forced = {paths.POLICY: BUILTIN_POLICY_GLOBS, paths.LEDGER: ("/" + self.ledger_path,)}
+        return Classifier(self.paths, extra_roots=self.lock_roots, forced=forced)
+
+    @cached_property
+    def _protected(self) -> re.Pattern[str]:
+        return ref_matcher(self.protected)
+
+    def is_protected(self, ref: str) -> bool:
+        """Whether ``ref`` is protected: ``[rules].protected`` entries are ref names or
+        globs over them (``*`` within a component, ``**`` across), case-insensitive.
+        Every place that asks goes through here."""
+        return self._protected.fullmatch(ref.casefold()) is not None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -150,21 +174,35 @@ class _Reader:
             raise self.fail(table, key, f"expected a list of strings, got {_kind(value)}")
         return tuple(value)
 
-    def globs(self, table: str, key: str, value: object) -> tuple[str, ...]:
+    def globs(
+        self, table: str, key: str, value: object, *, negation: bool = False
+    ) -> tuple[str, ...]:
         out = []
         for glob in self.str_list(table, key, value):
-            problem = paths.glob_problem(glob)
+            problem = paths.glob_problem(glob, negation=negation)
             if problem:
                 raise self.fail(table, key, f"{glob!r}: {problem}")
             out.append(paths.canonical_glob(glob))
         return tuple(out)
 
-    def ref(self, table: str, key: str, value: object, *, prefix: bool = False) -> str:
+    def ref(
+        self, table: str, key: str, value: object, *, prefix: bool = False, glob: bool = False
+    ) -> str:
+        """A full ref name; ``prefix``: a namespace ending in ``/``; ``glob``: wildcards
+        allowed (and checked to compile)."""
         if not isinstance(value, str):
             raise self.fail(table, key, f"expected a string, got {_kind(value)}")
         if not value.startswith("refs/") or ".." in value or (prefix and not value.endswith("/")):
             shape = "refs/<namespace>/" if prefix else "refs/heads/<name>"
             raise self.fail(table, key, f"{value!r} is not a full ref name like {shape}")
+        if has_wildcard(value) and not glob:
+            raise self.fail(
+                table, key, f"{value!r}: wildcards (`*`, `?`, `[`) are not allowed here"
+            )
+        try:
+            ref_matcher([value])
+        except (re.error, ValueError) as exc:
+            raise self.fail(table, key, f"{value!r} is not a valid ref glob: {exc}") from None
         return value
 
 
@@ -246,7 +284,7 @@ def parse_policy(data: bytes, source: str) -> Policy:
 def _paths(reader: _Reader, table: dict[str, Any]) -> dict[str, Any]:
     merged = dict(DEFAULT_PATHS)
     for key, value in table.items():
-        merged[key] = reader.globs("paths", key, value)
+        merged[key] = reader.globs("paths", key, value, negation=True)
     return {"paths": merged}
 
 
@@ -261,11 +299,21 @@ def _rules(reader: _Reader, table: dict[str, Any]) -> dict[str, Any]:
             out[key] = table[key]
     if "protected" in table:
         refs = reader.str_list("rules", "protected", table["protected"])
-        out["protected"] = tuple(reader.ref("rules", "protected", r) for r in refs)
+        out["protected"] = tuple(reader.ref("rules", "protected", r, glob=True) for r in refs)
     if "base" in table:
         out["base"] = reader.ref("rules", "base", table["base"])
+    protected = out.get("protected", Policy.protected)
+    base = out.get("base", Policy.base)
+    if not ref_matcher(protected).fullmatch(base.casefold()):
+        raise reader.fail(
+            "rules",
+            "base" if "base" in table else "protected",
+            f"the base {base} must be protected: list it (or a glob matching it) in "
+            "[rules].protected",
+        )
     if "allow_namespaces" in table:
         spaces = reader.str_list("rules", "allow_namespaces", table["allow_namespaces"])
+        # A namespace is a prefix that ends in `/`: `refs/heads` would allow `refs/headsX`.
         out["allow_namespaces"] = tuple(
             reader.ref("rules", "allow_namespaces", s, prefix=True) for s in spaces
         )
@@ -274,10 +322,12 @@ def _rules(reader: _Reader, table: dict[str, Any]) -> dict[str, Any]:
         if (
             isinstance(value, bool)
             or not isinstance(value, (int, float))
-            or not (0 < value <= 3600)
+            or not (0 < value <= MAX_TIME_BUDGET_S)
         ):
             raise reader.fail(
-                "rules", "time_budget_s", f"expected seconds between 0 and 3600, got {value!r}"
+                "rules",
+                "time_budget_s",
+                f"expected seconds between 0 and {MAX_TIME_BUDGET_S}, got {value!r}",
             )
         out["time_budget_s"] = float(value)
     return out
@@ -287,6 +337,13 @@ def _lock(reader: _Reader, table: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if "roots" in table:
         roots = reader.globs("lock", "roots", table["roots"])
+        for root in roots:
+            if has_wildcard(root):
+                raise reader.fail(
+                    "lock",
+                    "roots",
+                    f"{root!r}: a lock root is a directory, not a glob (no `*`, `?` or `[`)",
+                )
         out["lock_roots"] = tuple(r.strip("/") for r in roots)
     if "exclude" in table:
         out["lock_exclude"] = reader.globs("lock", "exclude", table["exclude"])
@@ -310,15 +367,21 @@ def _ledger(reader: _Reader, table: dict[str, Any]) -> dict[str, Any]:
         value = table["path"]
         if not isinstance(value, str):
             raise reader.fail("ledger", "path", f"expected a string, got {_kind(value)}")
-        problem = paths.glob_problem(value)
+        problem = paths.glob_problem(value, negation=False)
         if problem or any(c in value for c in "*?["):
             raise reader.fail("ledger", "path", f"{value!r}: {problem or 'must be a plain path'}")
         out["ledger_path"] = paths.canonical_glob(value).strip("/")
     if "max_window_hours" in table:
         value = table["max_window_hours"]
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int)
+            or not 0 < value <= MAX_WINDOW_HOURS
+        ):
             raise reader.fail(
-                "ledger", "max_window_hours", f"expected a positive integer, got {value!r}"
+                "ledger",
+                "max_window_hours",
+                f"expected a positive integer of at most {MAX_WINDOW_HOURS} hours, got {value!r}",
             )
         out["max_window_hours"] = value
     return out

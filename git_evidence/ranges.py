@@ -6,13 +6,14 @@ This layer asks git questions and gathers facts; it decides nothing.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from git_evidence.errors import UsageError
 from git_evidence.git import CatFile, Git, decode_path, is_zero
-from git_evidence.paths import SYMLINK_MODE, Change, resolve_link
+from git_evidence.links import LinkWalk, follow_link
+from git_evidence.paths import SYMLINK_MODE, Change
 from git_evidence.policy import Policy
 
 _HEX = frozenset("0123456789abcdef")
@@ -97,13 +98,7 @@ def plan_updates(
     git: Git, updates: Sequence[RefUpdate], policy: Policy, view: RefView
 ) -> list[UpdateFacts]:
     wanted = [u.new for u in updates if not u.is_delete]
-    # A ref spelled like a protected one in another case is that ref on a server whose
-    # file system folds case (loose refs are files): it is protected too.
-    folded_protected = {ref.casefold() for ref in policy.protected}
-
-    def is_protected(ref: str) -> bool:
-        return ref.casefold() in folded_protected
-
+    is_protected = policy.is_protected
     wanted += [u.old for u in updates if not u.is_create and is_protected(u.ref)]
     peeled = git.peel_all(sorted(set(wanted)))
     plans = []
@@ -191,10 +186,10 @@ def parse_raw(
             meta = token
         else:
             if oid is not None:
-                yield CommitDiff(oid, merge, tuple(changes))
+                yield CommitDiff(oid, merge, links.dependents(oid, changes))
             oid, merge, changes = sys.intern(token.decode()), False, []
     if oid is not None:
-        yield CommitDiff(oid, merge, tuple(changes))
+        yield CommitDiff(oid, merge, links.dependents(None if in_index else oid, changes))
 
 
 _SYMLINK_BYTES = SYMLINK_MODE.encode()
@@ -221,42 +216,76 @@ def _change(meta: bytes, path: str, links: LinkResolver, treeish: str | None) ->
         status = letters[0]
     old_mode, new_mode, old_oid, new_oid = modes[0], modes[-1], oids[0], oids[-1]
     link = old_link = None
-    hops: tuple[str, ...] = ()
+    walk = LinkWalk((), False)
     if new_mode == SYMLINK_MODE and not is_zero(new_oid):
-        link = decode_path(links.blobs.read(new_oid))
-        hops = links.hops(treeish, path, link)
+        link = links.text(new_oid)
+        walk = links.follow(treeish, path, link)
     if old_mode == SYMLINK_MODE and not is_zero(old_oid):
-        old_link = decode_path(links.blobs.read(old_oid))
-    return Change(status, old_mode, new_mode, old_oid, new_oid, path, link, old_link, hops)
+        old_link = links.text(old_oid)
+    return Change(
+        status,
+        old_mode,
+        new_mode,
+        old_oid,
+        new_oid,
+        path,
+        link,
+        old_link,
+        walk.reached,
+        link_outside=walk.outside,
+    )
 
 
 class LinkResolver:
-    """Follows a symlink through the links it meets in one tree (a commit's, or the
-    index), so a chain of product-side links cannot reach evidence unseen."""
-
-    MAX_HOPS = 8  # as a kernel's symlink loop limit; past it, what was seen counts
+    """Resolves symlinks through the links of one tree (a commit's, or the index), so
+    a chain of product-side links cannot reach evidence unseen (links.follow_link).
+    A tree's links are listed once, when one of its rows is a link."""
 
     def __init__(self, git: Git, blobs: CatFile) -> None:
         self.git = git
         self.blobs = blobs
+        self._texts: dict[str, str] = {}  # blob id → link text
+        self._tree: tuple[str | None, dict[str, str]] | None = None  # the last tree's links
 
-    def hops(self, treeish: str | None, link_path: str, text: str) -> tuple[str, ...]:
-        seen: list[str] = []
-        for _ in range(self.MAX_HOPS):
-            target = resolve_link(link_path, text)
-            if target is None or target in seen:
-                break
-            seen.append(target)
-            parts = target.split("/") if target else []
-            prefixes = ["/".join(parts[: i + 1]) for i in range(len(parts))]
-            entries = self.git.tree_entries(treeish, prefixes)
-            for i, prefix in enumerate(prefixes):
-                entry = entries.get(prefix)
-                if entry is not None and entry[0] == SYMLINK_MODE:
-                    rest = "/".join(parts[i + 1 :])
-                    link_path = prefix
-                    text = decode_path(self.blobs.read(entry[1])) + ("/" + rest if rest else "")
-                    break
-            else:
-                break
-        return tuple(seen)
+    def text(self, oid: str) -> str:
+        text = self._texts.get(oid)
+        if text is None:
+            text = self._texts[oid] = decode_path(self.blobs.read(oid))
+        return text
+
+    def _links(self, treeish: str | None) -> dict[str, str]:
+        if self._tree is None or self._tree[0] != treeish:
+            self._tree = (treeish, self.git.symlinks(treeish))
+        return self._tree[1]
+
+    def _reader(self, treeish: str | None) -> Callable[[Sequence[str]], dict[str, str]]:
+        links = self._links(treeish)
+        return lambda paths: {p: self.text(links[p]) for p in paths if p in links}
+
+    def follow(self, treeish: str | None, link_path: str, text: str) -> LinkWalk:
+        return follow_link(link_path, text, self._reader(treeish))
+
+    def dependents(self, treeish: str | None, changes: list[Change]) -> tuple[Change, ...]:
+        """``changes`` with, for each link it adds or changes, where the tree's other
+        links that climb (``..``) through it now lead: `src/l -> sub/../../fixtures/g`
+        committed first, `src/sub -> ../tests/unit/deep` later, makes the later
+        commit's `src/sub` lead to tests/fixtures/g."""
+        changed = {c.path for c in changes if c.link_target is not None}
+        if not changed:
+            return tuple(changes)
+        read = self._reader(treeish)
+        extra: dict[str, list[str]] = {}
+        for path, oid in self._links(treeish).items():
+            text = self.text(oid)
+            # Without a `..` a walk through a link stays under that link's target,
+            # which the link's own walk judges.
+            if path in changed or ".." not in text:
+                continue
+            walk = follow_link(path, text, read)
+            for hop in walk.through:
+                if hop in changed:
+                    extra.setdefault(hop, []).extend(walk.reached)
+        return tuple(
+            c._replace(link_hops=(*c.link_hops, *extra[c.path])) if c.path in extra else c
+            for c in changes
+        )

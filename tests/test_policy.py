@@ -44,8 +44,10 @@ def test_glob_with_dotdot_is_an_error() -> None:
     assert "may not contain `..`" in str(exc) and exc.line == 2
 
 
-def test_negated_glob_is_an_error() -> None:
-    assert "not supported" in str(error("[paths]\nfixture = ['!tests/fixtures/**']\n"))
+def test_negated_glob_outside_the_class_lists_is_an_error() -> None:
+    # Class lists accept `!` (SPEC §10); the lock's exclude list does not.
+    exc = error("[lock]\nexclude = ['!tests/fixtures/keep/**']\n")
+    assert "not supported" in str(exc) and exc.key == "lock.exclude" and exc.line == 2
 
 
 def test_unparsable_toml_names_the_line() -> None:

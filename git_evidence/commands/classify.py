@@ -15,13 +15,12 @@ def run(args: argparse.Namespace) -> int:
     git = Git()
     policy = chosen_policy(git, args.base)
     classifier = policy.classifier()
-    rows = []
+    rows: list[dict[str, object]] = []
+    lines: list[str] = []
     for path in args.paths:
-        match = classifier.classify(path)
-        if match.klass not in EVIDENCE_CLASSES:
-            structural = classifier.root_relation(path)
-            if structural is not None:
-                match = structural
+        own = classifier.classify(path)
+        match = classifier.structural(path)
+        negations = [n.describe() for n in own.negated]
         rows.append(
             {
                 "path": path,
@@ -29,8 +28,13 @@ def run(args: argparse.Namespace) -> int:
                 "glob": match.glob,
                 "evidence": match.klass in EVIDENCE_CLASSES,
                 "reason": match.reason,
+                "negated": negations,
             }
         )
+        why = match.reason or (f"glob {match.glob}" if match.glob else "no glob")
+        # What a negation took back before the class was reached, in order.
+        why = " ; ".join([why, *negations])
+        lines.append(f"{show_path(path)}\t{match.klass}\t{why}")
     if args.format == "json":
         print(
             json.dumps(
@@ -39,7 +43,5 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     else:
-        for row in rows:
-            why = row["reason"] or (f"glob {row['glob']}" if row["glob"] else "no glob")
-            print(f"{show_path(str(row['path']))}\t{row['class']}\t{why}")
+        print("\n".join(lines))
     return 0

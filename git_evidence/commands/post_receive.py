@@ -24,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
     who = server_pusher(os.environ)
     status = 0
     for update in updates:
-        if update.ref not in policy.protected or update.is_delete:
+        if update.is_delete or not policy.is_protected(update.ref):
             continue
         try:
             pinned, written = lock.pin(
