@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import io
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -220,6 +221,11 @@ def _rules(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # Text that cannot be encoded (a lone surrogate from a hostile ledger line or a
+    # non-UTF-8 argument) is printed escaped, never a crash of a reader or a hook.
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
     args = build_parser().parse_args(argv)
     fmt = getattr(args, "format", "text")
     hook = args.command in HOOKS
