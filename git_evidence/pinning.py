@@ -29,6 +29,7 @@ from git_evidence.manifest import build_manifest, root_trees, tree_ids
 
 Trees = dict[str, str | None]
 WRITE_ATTEMPTS = 5  # concurrent post-receive hooks each move the notes ref once
+MAX_RANGE_PINS = 50  # pins one push may write (the newest ones, the tip included)
 
 
 def first_parent_walk(
@@ -75,7 +76,8 @@ def pin(
     that is not (not byte-exact, another commit's, broken) is replaced."""
     start = previous_lock(git, notes_ref, rev)
     walk = [(rev, root_trees(git, rev, roots))]
-    return pin_walk(git, walk, rev, roots, exclude, notes_ref, pinned_by, start, progress)[-1]
+    wanted = needs_pin(walk, rev, roots, start)
+    return pin_commits(git, wanted, roots, exclude, notes_ref, pinned_by, start, progress)[-1]
 
 
 def pin_range(
@@ -86,10 +88,11 @@ def pin_range(
     lock_exclude: Sequence[str],
     notes_ref: str,
     pinned_by: str,
-) -> list[tuple[Lock, bool]]:
+) -> tuple[list[tuple[Lock, bool]], int]:
     """Pin what an accepted update brought to a protected ref: each first-parent
     commit of ``tip --not exclude`` whose root trees differ from the pin before it,
-    and ``tip``. ``(lock, written)`` for each, oldest first, the tip last."""
+    and ``tip``. ``(lock, written)`` for each, oldest first, the tip last; and how
+    many older ones were left unpinned (past MAX_RANGE_PINS)."""
     walk = first_parent_walk(git, tip, exclude, roots)
     if walk:
         parent = git.resolve_commit(f"{walk[0][0]}^")
@@ -97,13 +100,35 @@ def pin_range(
     else:  # nothing new on the first-parent line (a ref created at a known commit)
         start = previous_lock(git, notes_ref, tip)
         walk = [(tip, root_trees(git, tip, roots))]
-    return pin_walk(git, walk, tip, roots, lock_exclude, notes_ref, pinned_by, start)
+    wanted = needs_pin(walk, tip, roots, start)
+    # A first push of a long history would pin every fixture change it ever had. The
+    # newest ones are those tags and branches start from; an older commit left out
+    # is still judged by its own bytes (its lock-stale is a notice).
+    kept = wanted[-MAX_RANGE_PINS:]
+    pins = pin_commits(git, kept, roots, lock_exclude, notes_ref, pinned_by, start)
+    return pins, len(wanted) - len(kept)
 
 
-def pin_walk(
-    git: Git,
+def needs_pin(
     walk: Sequence[tuple[str, Mapping[str, str | None]]],
     tip: str,
+    roots: Sequence[str],
+    start: Lock | None,
+) -> list[tuple[str, Trees]]:
+    """The commits of ``walk`` (oldest first, with their root trees) whose trees
+    differ from the lock before them (``start``, then each pin), and ``tip``."""
+    before = dict(start.trees) if start is not None and start.roots == tuple(roots) else None
+    wanted: list[tuple[str, Trees]] = []
+    for commit, trees in walk:
+        if dict(trees) != before or commit == tip:
+            wanted.append((commit, dict(trees)))
+            before = dict(trees)
+    return wanted
+
+
+def pin_commits(
+    git: Git,
+    wanted: Sequence[tuple[str, Trees]],
     roots: Sequence[str],
     exclude: Sequence[str],
     notes_ref: str,
@@ -111,27 +136,22 @@ def pin_walk(
     start: Lock | None,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[tuple[Lock, bool]]:
-    """Pin the commits of ``walk`` (oldest first, with their root trees) whose trees
-    differ from the lock before them (``start``, then each pin), and ``tip``."""
-    wanted = tuple(roots)
-    before = dict(start.trees) if start is not None and start.roots == wanted else None
-    candidates: list[tuple[str, Trees]] = []
-    for commit, trees in walk:
-        if dict(trees) != before or commit == tip:
-            candidates.append((commit, dict(trees)))
-            before = dict(trees)
+    """Pin each of ``wanted`` (oldest first, with its root trees), reusing the hashes
+    of the lock before it; a commit whose own note is already a valid lock of those
+    trees keeps it. All new notes are written in one notes commit."""
+    roots_key = tuple(roots)
     cache = LockCache(git)
-    own = _own_notes(git, notes_ref, [commit for commit, _ in candidates])
+    own = _own_notes(git, notes_ref, [commit for commit, _ in wanted])
     current = start
     results: list[tuple[Lock, bool]] = []
-    for commit, trees in candidates:
+    for commit, trees in wanted:
         existing = _valid(git, cache, commit, own.get(commit))
-        if existing is not None and existing.roots == wanted and dict(existing.trees) == trees:
+        if existing is not None and existing.roots == roots_key and dict(existing.trees) == trees:
             current = existing
             results.append((existing, False))
             continue
         _, files = build_manifest(git, commit, roots, exclude, current, progress, trees=trees)
-        current = Lock(commit, wanted, trees, files, pinned_by, now_utc())
+        current = Lock(commit, roots_key, trees, files, pinned_by, now_utc())
         results.append((current, True))
     write_notes(git, notes_ref, [lock for lock, written in results if written], cache)
     return results

@@ -207,6 +207,32 @@ def test_post_receive_pins_only_commits_whose_lock_roots_changed(
     assert set(notes_on(server)) - before == {*changed, locked.head()}
 
 
+def test_a_push_of_a_long_fixture_history_pins_its_newest_commits(
+    locked: Work, server: Path
+) -> None:
+    """A first push of a long history must not write a pin for every fixture change
+    it ever had: the newest ones are pinned, the rest are named."""
+    from git_evidence.pinning import MAX_RANGE_PINS
+
+    count = MAX_RANGE_PINS + 5
+    stream = [b"reset refs/heads/main\nfrom %s\n" % locked.head().encode()]
+    for i in range(count):
+        body = b"%d\n" % i
+        stream.append(
+            b"commit refs/heads/main\ncommitter A <a@x> %d +0000\ndata 6\ngolden\n"
+            b"M 100644 inline tests/goldens/out.txt\ndata %d\n%s\n"
+            % (1_700_000_000 + i, len(body), body)
+        )
+    locked.git("fast-import", "--quiet", input=b"".join(stream))
+    locked.git("reset", "-q", "--hard", "main")
+    before = set(notes_on(server))
+    result = locked.push("origin", "HEAD:main", pusher="alice")
+    assert result.returncode == 0, result.stderr
+    assert "left 5 older commit(s) of refs/heads/main" in remote(result)
+    newest = locked.git("rev-list", "-n", str(MAX_RANGE_PINS), "HEAD").stdout.split()
+    assert set(notes_on(server)) - before == set(newest)
+
+
 def test_tag_on_a_mid_push_commit_is_allowed_without_lock_stale(locked: Work, server: Path) -> None:
     fixture, _ = alice_pushes_fixture_then_product(locked)
     locked.git("tag", "v1", fixture)

@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
         )
         tip_commit = git.resolve_commit(update.new) or update.new
         try:
-            pinned = pinning.pin_range(
+            pinned, skipped = pinning.pin_range(
                 git,
                 tip_commit,
                 exclude,
@@ -62,6 +62,13 @@ def run(args: argparse.Namespace) -> int:
             print(
                 f"git-evidence: pinned {len(inside)} earlier commit(s) of {update.ref} whose "
                 f"lock roots changed: {', '.join(inside)}",
+                file=sys.stderr,
+            )
+        if skipped:
+            print(
+                f"git-evidence: left {skipped} older commit(s) of {update.ref} whose lock "
+                f"roots changed unpinned (at most {pinning.MAX_RANGE_PINS} pins a push); "
+                "a lock writer pins one when needed: git evidence lock REV --push",
                 file=sys.stderr,
             )
         state = "pinned" if written else "lock unchanged"
