@@ -97,6 +97,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("lock", help="pin REV's fixture tree as a lock note (trusted side)")
     p.add_argument("rev", nargs="?", default="HEAD", metavar="REV")
+    p.add_argument(
+        "--push",
+        nargs="?",
+        const="origin",
+        metavar="REMOTE",
+        help="publish it: fetch REMOTE's notes (default origin), pin, push the notes ref, "
+        "retrying when the remote's notes moved meanwhile",
+    )
 
     p = sub.add_parser("show-lock", help="print the lock in force at REV and where it lives")
     p.add_argument("rev", nargs="?", default="HEAD", metavar="REV")

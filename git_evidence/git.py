@@ -245,6 +245,41 @@ class Git:
             return False  # another writer moved it: write again on top of theirs
         raise GitError(["git", "fast-import"], 1, b"", f"could not update {notes_ref}".encode())
 
+    def attempt(self, *args: str) -> subprocess.CompletedProcess[bytes]:
+        """Run git and hand back whatever happened (exit code, stdout, stderr) for the
+        caller to read: for commands whose failures are answers (a rejected push)."""
+        try:
+            return subprocess.run(
+                self._cmd(args), cwd=self.cwd, env=self.env, capture_output=True, check=False
+            )
+        except OSError as exc:
+            raise EvidenceError(f"cannot run git: {exc}", fix="install git") from exc
+
+    def fetch_ref(self, remote: str, src: str, dst: str) -> bool:
+        """Fetch ``remote``'s ``src`` into ``dst`` (forced); False when it has none."""
+        fetched = self.attempt("fetch", "--quiet", "--no-tags", remote, f"+{src}:{dst}")
+        if fetched.returncode == 0:
+            return True
+        listed = self.attempt("ls-remote", "--exit-code", remote, src)
+        if listed.returncode == 2:  # the remote has no such ref
+            return False
+        failed = fetched if listed.returncode == 0 else listed
+        raise GitError(list(failed.args), failed.returncode, failed.stdout, failed.stderr)
+
+    def merge_notes(self, notes_ref: str, other: str) -> None:
+        """Merge the notes of ``other`` into ``notes_ref``; where both annotate one
+        object differently, ``other``'s note wins (``git notes merge -s theirs``)."""
+        env = dict(self.env)
+        if self.run("var", "GIT_COMMITTER_IDENT", ok_codes=(0, 128))[0] != 0:
+            for role in ("AUTHOR", "COMMITTER"):
+                env[f"GIT_{role}_NAME"] = "git-evidence"
+                env[f"GIT_{role}_EMAIL"] = "git-evidence@localhost"
+        saved, self.env = self.env, env
+        try:
+            self.run("notes", f"--ref={notes_ref}", "merge", "-q", "-s", "theirs", other)
+        finally:
+            self.env = saved
+
     def blob_at(self, rev: str, path: str) -> bytes | None:
         """The bytes of ``rev:path`` when it is a blob, else None."""
         found = self.batch_check([f"{rev}:{path}"])

@@ -8,13 +8,14 @@ import hashlib
 import json
 import os
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from conftest import POLICY, Work, clone_of, evidence, git, make_server
-from test_ledger import CI, append, entry, line
+from test_ledger import CI, LEDGER, append, entry, line
 from test_lock import pin_main
 from test_server_push import refused, remote
 
@@ -352,6 +353,95 @@ def test_breach_is_judged_against_the_base_when_no_pin_covers_it(tmp_path: Path)
     said = remote(result)
     assert "modified: data/golden/x.bin" in said
     assert "tests/fixtures/a.json" not in said.split("fixture-breach", 1)[1]
+
+
+# -- 4. git evidence lock --push -------------------------------------------------------
+
+
+def test_lock_push_from_a_fresh_clone_that_never_fetched_notes(
+    locked: Work, server: Path, tmp_path: Path
+) -> None:
+    (server / "hooks" / "post-receive").rename(server / "hooks" / "post-off")
+    locked.commit("golden", {"tests/goldens/out.txt": "v2\n"})
+    assert locked.push("origin", "HEAD:main", pusher="alice").returncode == 0
+    before = notes_on(server)
+    fresh = clone_of(tmp_path, server, "fresh")
+    assert fresh.git("rev-parse", "-q", "--verify", NOTES, check=False).returncode != 0
+    result = evidence(fresh.path, "lock", "origin/main", "--push", "origin", env=LOCK_WRITER)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "is published on origin" in result.stdout
+    after = notes_on(server)
+    assert fresh.head("origin/main") in after
+    assert all(after[commit] == blob for commit, blob in before.items())
+
+
+def test_lock_push_creates_the_notes_ref_on_a_server_that_has_none(
+    work: Work, server: Path
+) -> None:
+    assert git(server, "rev-parse", "-q", "--verify", NOTES, check=False).returncode != 0
+    result = evidence(work.path, "lock", "origin/main", "--push", env=LOCK_WRITER)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert work.head("origin/main") in notes_on(server)
+
+
+def test_lock_push_retries_when_another_writer_pushes_meanwhile(
+    locked: Work, server: Path, tmp_path: Path
+) -> None:
+    (server / "hooks" / "post-receive").rename(server / "hooks" / "post-off")
+    older = locked.commit("golden 1", {"tests/goldens/out.txt": "v2\n"})
+    newer = locked.commit("golden 2", {"tests/goldens/out.txt": "v3\n"})
+    assert locked.push("origin", "HEAD:main", pusher="alice").returncode == 0
+    other = clone_of(tmp_path, server, "other")
+    writer = clone_of(tmp_path, server, "writer")
+    flag = tmp_path / "raced"
+    # Between this clone's fetch and its push, the other writer publishes a pin.
+    hook = writer.path / ".git" / "hooks" / "pre-push"
+    hook.write_text(
+        "#!/bin/sh\n"
+        f'if [ ! -e "{flag}" ]; then\n'
+        f'  touch "{flag}"\n'
+        f'  cd "{other.path}" && unset GIT_DIR GIT_INDEX_FILE &&\n'
+        f"  git fetch -q origin +{NOTES}:{NOTES} &&\n"
+        f"  {sys.executable} -m git_evidence lock {older} >/dev/null &&\n"
+        f"  git push -q origin {NOTES} >/dev/null 2>&1 || exit 3\n"
+        "fi\n"
+        "exit 0\n"
+    )
+    hook.chmod(0o755)
+    result = evidence(writer.path, "lock", newer, "--push", "origin", env=LOCK_WRITER)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert flag.exists()
+    assert "moved meanwhile" in result.stderr
+    notes = notes_on(server)
+    assert older in notes and newer in notes  # neither writer's pin was overwritten
+    assert json.loads(note_bytes(server, older))["commit"] == older
+
+
+def test_lock_push_by_someone_who_is_no_lock_writer_says_so(
+    locked: Work, tmp_path: Path, server: Path
+) -> None:
+    fresh = clone_of(tmp_path, server, "fresh")
+    fresh.commit("local", {"src/app.py": "local\n"})
+    result = evidence(fresh.path, "lock", "HEAD", "--push", env={"GIT_EVIDENCE_PUSHER": AGENT})
+    assert result.returncode == 1
+    assert "notes-forge" in result.stderr
+    assert "is not one of its lock writers" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_ledger_append_after_lock_push_cites_a_pin_the_server_knows(
+    locked: Work, server: Path
+) -> None:
+    (server / "hooks" / "post-receive").rename(server / "hooks" / "post-off")
+    locked.commit("golden", {"tests/goldens/out.txt": "v2\n"})
+    assert locked.push("origin", "HEAD:main", pusher="alice").returncode == 0
+    pushed = evidence(locked.path, "lock", "HEAD", "--push", env=LOCK_WRITER)
+    assert pushed.returncode == 0, pushed.stderr
+    digest = pushed.stdout.split("\t")[0]
+    append(locked, line(entry(digest)))
+    assert (locked.path / LEDGER).read_bytes().count(b"\n") == 1
+    result = locked.push("origin", "HEAD:main", pusher=CI)
+    assert result.returncode == 0, result.stderr
 
 
 def test_pin_lookup_finds_every_valid_pin_in_any_order_and_no_broken_one(
