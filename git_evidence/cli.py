@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import io
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -96,6 +97,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("lock", help="pin REV's fixture tree as a lock note (trusted side)")
     p.add_argument("rev", nargs="?", default="HEAD", metavar="REV")
+    p.add_argument(
+        "--push",
+        nargs="?",
+        const="origin",
+        metavar="REMOTE",
+        help="publish it: fetch REMOTE's notes (default origin), pin, push the notes ref, "
+        "retrying when the remote's notes moved meanwhile",
+    )
 
     p = sub.add_parser("show-lock", help="print the lock in force at REV and where it lives")
     p.add_argument("rev", nargs="?", default="HEAD", metavar="REV")
@@ -246,6 +255,11 @@ def _rules(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # Text that cannot be encoded (a lone surrogate from a hostile ledger line or a
+    # non-UTF-8 argument) is printed escaped, never a crash of a reader or a hook.
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
     args = build_parser().parse_args(argv)
     fmt = getattr(args, "format", "text")
     hook = args.command in HOOKS

@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from git_evidence.errors import EvidenceError, GitError
@@ -210,29 +211,72 @@ class Git:
     def blob_bytes(self, oid: str) -> bytes:
         return self.out("cat-file", "blob", oid)
 
-    def write_blob(self, data: bytes) -> str:
-        return self.out("hash-object", "-w", "--stdin", input=data).decode().strip()
+    def committer_ident(self) -> bytes:
+        """``Name <email> <seconds> <zone>`` for a commit we write; a server account
+        with no identity configured writes as git-evidence."""
+        code, out = self.run("var", "GIT_COMMITTER_IDENT", ok_codes=(0, 128))
+        ident = out.strip()
+        if code == 0 and ident:
+            return ident
+        return b"git-evidence <git-evidence@localhost> %d +0000" % int(time.time())
 
-    def add_note(self, notes_ref: str, commit: str, blob: str) -> None:
-        """Attach ``blob`` as ``commit``'s note, byte for byte (``-C`` keeps the blob
-        as it is; ``-m``/``-F`` would clean up its whitespace). A server account with
-        no identity configured writes the notes commit as git-evidence."""
-        args = ("notes", f"--ref={notes_ref}", "add", "-f", "-C", blob, commit)
-        code, _ = self.run(*args, ok_codes=(0, 128))
+    def write_notes(self, notes_ref: str, notes: Mapping[str, bytes], message: str) -> bool:
+        """Attach each ``commit → bytes`` as that commit's note on ``notes_ref``, byte
+        for byte (``git notes add -m``/``-F`` would clean up whitespace), in one notes
+        commit written by ``git fast-import``. False when ``notes_ref`` moved while it
+        ran: fast-import never moves a ref to a commit that does not contain its
+        current value (git-fast-import(1), ``--force``)."""
+        code, out = self.run("rev-parse", "--verify", "--quiet", notes_ref, ok_codes=(0, 1))
+        tip = out.decode().strip() if code == 0 else None
+        text = message.encode("utf-8", "surrogateescape")
+        parts = [
+            b"commit %s\ncommitter %s\ndata %d\n%s\n"
+            % (notes_ref.encode(), self.committer_ident(), len(text), text)
+        ]
+        if tip:
+            parts.append(b"from %s\n" % tip.encode())
+        for commit, data in notes.items():
+            parts.append(b"N inline %s\ndata %d\n%s\n" % (commit.encode(), len(data), data))
+        code, _ = self.run("fast-import", "--quiet", input=b"".join(parts), ok_codes=(0, 1))
         if code == 0:
-            return
-        saved = self.env
-        self.env = {
-            **saved,
-            **{
-                f"GIT_{role}_{part.upper()}": value
-                for role in ("AUTHOR", "COMMITTER")
-                for part, value in (("name", "git-evidence"), ("email", "git-evidence@localhost"))
-                if not saved.get(f"GIT_{role}_{part.upper()}")
-            },
-        }
+            return True
+        code, out = self.run("rev-parse", "--verify", "--quiet", notes_ref, ok_codes=(0, 1))
+        if (out.decode().strip() if code == 0 else None) != tip:
+            return False  # another writer moved it: write again on top of theirs
+        raise GitError(["git", "fast-import"], 1, b"", f"could not update {notes_ref}".encode())
+
+    def attempt(self, *args: str) -> subprocess.CompletedProcess[bytes]:
+        """Run git and hand back whatever happened (exit code, stdout, stderr) for the
+        caller to read: for commands whose failures are answers (a rejected push)."""
         try:
-            self.run(*args)
+            return subprocess.run(
+                self._cmd(args), cwd=self.cwd, env=self.env, capture_output=True, check=False
+            )
+        except OSError as exc:
+            raise EvidenceError(f"cannot run git: {exc}", fix="install git") from exc
+
+    def fetch_ref(self, remote: str, src: str, dst: str) -> bool:
+        """Fetch ``remote``'s ``src`` into ``dst`` (forced); False when it has none."""
+        fetched = self.attempt("fetch", "--quiet", "--no-tags", remote, f"+{src}:{dst}")
+        if fetched.returncode == 0:
+            return True
+        listed = self.attempt("ls-remote", "--exit-code", remote, src)
+        if listed.returncode == 2:  # the remote has no such ref
+            return False
+        failed = fetched if listed.returncode == 0 else listed
+        raise GitError(list(failed.args), failed.returncode, failed.stdout, failed.stderr)
+
+    def merge_notes(self, notes_ref: str, other: str) -> None:
+        """Merge the notes of ``other`` into ``notes_ref``; where both annotate one
+        object differently, ``other``'s note wins (``git notes merge -s theirs``)."""
+        env = dict(self.env)
+        if self.run("var", "GIT_COMMITTER_IDENT", ok_codes=(0, 128))[0] != 0:
+            for role in ("AUTHOR", "COMMITTER"):
+                env[f"GIT_{role}_NAME"] = "git-evidence"
+                env[f"GIT_{role}_EMAIL"] = "git-evidence@localhost"
+        saved, self.env = self.env, env
+        try:
+            self.run("notes", f"--ref={notes_ref}", "merge", "-q", "-s", "theirs", other)
         finally:
             self.env = saved
 

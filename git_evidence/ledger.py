@@ -93,6 +93,39 @@ def no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return doc
 
 
+def unsafe_string(doc: Any) -> str | None:
+    """What is wrong with the first string (a key or a value, at any depth) that holds
+    a lone surrogate (JSON lets ``"\\ud800"`` through; no UTF-8 text can carry it, so
+    printing or encoding it fails) or U+0000; None when every string is clean."""
+    stack = [doc]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            texts = list(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+            continue
+        elif isinstance(item, str):
+            texts = [item]
+        else:
+            continue
+        for text in texts:
+            if "\0" in text:
+                return f"the string {ascii(text)[:80]} holds U+0000"
+            if not _encodable(text):
+                return f"the string {ascii(text)[:80]} holds a lone surrogate"
+    return None
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def parse_entry(raw: bytes, line: int, max_window_hours: int) -> Freeze:
     """One ledger line, strictly: any problem is an EntryError saying which field."""
     if b"\r" in raw:
@@ -111,6 +144,9 @@ def parse_entry(raw: bytes, line: int, max_window_hours: int) -> Freeze:
         raise EntryError(f"not one JSON object: {exc}") from None
     if not isinstance(doc, dict):
         raise EntryError("not a JSON object")
+    bad = unsafe_string(doc)
+    if bad is not None:
+        raise EntryError(bad)
     missing = sorted(set(REQUIRED) - set(doc))
     if missing:
         raise EntryError(f"missing {', '.join(missing)}")

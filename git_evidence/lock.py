@@ -1,6 +1,8 @@
-"""The lock: a manifest pinned as a git note (SPEC §8). One canonical JSON record
-per note, on commits of protected branches; the pin digest is ``sha256:`` of it. The
-lock in force for a commit is the note on its nearest first-parent ancestor."""
+"""The lock: a manifest pinned as a git note (SPEC §8, §10). A note is exactly one
+canonical JSON record's bytes (no trailing newline, nothing else), on commits of
+protected branches; the pin digest is ``sha256:`` of those bytes (``pin_digest``, the
+one place it is computed). The lock in force for a commit is the note on its nearest
+first-parent ancestor."""
 
 from __future__ import annotations
 
@@ -9,8 +11,7 @@ import hashlib
 import json
 import os
 import re
-import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, NamedTuple
@@ -18,10 +19,11 @@ from typing import Any, NamedTuple
 from git_evidence.errors import EvidenceError
 from git_evidence.git import Git
 from git_evidence.ledger import no_duplicate_keys
-from git_evidence.manifest import Entry, build_manifest
+from git_evidence.manifest import Entry
 from git_evidence.paths import GITLINK_MODE
 
 SCHEMA = 1
+CACHE_DIR = "locks-v2"
 
 
 @dataclass(frozen=True)
@@ -80,7 +82,7 @@ class Lock:
 
     @functools.cached_property
     def digest(self) -> str:
-        return "sha256:" + hashlib.sha256(self.canonical).hexdigest()
+        return pin_digest(self.canonical)
 
     def same_content(self, trees: Mapping[str, str | None], files: Mapping[str, Entry]) -> bool:
         return dict(self.trees) == dict(trees) and dict(self.files) == dict(files)
@@ -101,6 +103,12 @@ def _entry_json(entry: Entry) -> str:
         f'{{"blob":"{entry.blob}",{lfs}"mode":"{entry.mode}","sha256":"{entry.sha256}",'
         f'"size":{entry.size}}}'
     )
+
+
+def pin_digest(canonical: bytes) -> str:
+    """The pin digest of a lock record's canonical bytes: what ``lock``, ``show-lock``,
+    ``freeze add``, the ledger's pin lookup and ``verify`` all cite."""
+    return "sha256:" + hashlib.sha256(canonical).hexdigest()
 
 
 def canonical_json(doc: Any) -> bytes:
@@ -125,26 +133,45 @@ def _invalid(annotated: str, what: str) -> LockInvalid:
     )
 
 
-def _one_record(data: bytes, annotated: str) -> bytes:
-    """The note's single line; two or more (a ``cat_sort_uniq`` notes merge joins
-    them) make it no lock at all."""
+BOM = b"\xef\xbb\xbf"
+
+
+def _exact_record(data: bytes, annotated: str) -> None:
+    """A note is one record's bytes and nothing else; say what else it holds. (Whether
+    the record itself is canonical is known only once it is parsed.)"""
     records = [line for line in data.split(b"\n") if line.strip()]
-    if len(records) != 1:
+    if len(records) > 1:
         raise _invalid(annotated, f"holds {len(records)} records (a notes merge joined two locks?)")
-    return records[0]
+    if data.startswith(BOM):
+        raise _invalid(annotated, "starts with a byte order mark")
+    if b"\r" in data:
+        raise _invalid(annotated, "has a carriage return (CRLF line ending?)")
+    if data.endswith(b"\n"):
+        raise _invalid(
+            annotated,
+            "ends with a newline: a note is the canonical record's bytes exactly "
+            "(`git notes add -F FILE` or `-m` adds one; `git evidence lock` writes it as is)",
+        )
+    if data != data.strip():
+        raise _invalid(annotated, "has whitespace around the record")
 
 
 def parse_note(data: bytes, annotated: str, *, known_canonical: bool = False) -> Lock:
-    """Exactly one canonical lock record pinning ``annotated``, or LockInvalid.
-    ``known_canonical``: this very blob was validated before (LockCache)."""
-    record = _one_record(data, annotated)
+    """Exactly one canonical lock record pinning ``annotated``, byte for byte, or
+    LockInvalid. ``known_canonical``: this very blob was validated before (LockCache)."""
+    if not known_canonical:
+        _exact_record(data, annotated)
     try:
-        doc = json.loads(record, object_pairs_hook=no_duplicate_keys)
+        doc = json.loads(data, object_pairs_hook=no_duplicate_keys)
     except ValueError as exc:
         raise _invalid(annotated, f"is not JSON: {exc}") from None
     lock = _lock_from(doc, annotated, checked=known_canonical)
-    if not known_canonical and lock.canonical != record:
-        raise _invalid(annotated, "is not in canonical form: its digest does not match its content")
+    if not known_canonical and lock.canonical != data:
+        raise _invalid(
+            annotated,
+            "is not in canonical form (key order, spacing or escapes differ from the "
+            "record git evidence writes), so its bytes do not hash to its pin digest",
+        )
     return lock
 
 
@@ -241,9 +268,11 @@ class CachedLock(NamedTuple):
 
 class LockCache:
     """What full validation learned about a note blob, kept in the repository
-    (``<git dir>/git-evidence/locks/<blob>``). A blob id names its content, so an
+    (``<git dir>/git-evidence/locks-v2/<blob>``). A blob id names its content, so an
     entry can never describe another note; only processes that can write the git
-    directory (the server's own hooks) can add one."""
+    directory (the server's own hooks) can add one. The directory's version changes
+    whenever validation becomes stricter (v2: a note must be the record's exact bytes),
+    so an entry never vouches for a note that the rules of today refuse."""
 
     def __init__(self, git: Git) -> None:
         self._git = git
@@ -255,7 +284,7 @@ class LockCache:
             common = git_dir or self._git.text("rev-parse", "--git-common-dir")
             if self._git.cwd and not os.path.isabs(common):
                 common = os.path.join(self._git.cwd, common)
-            self._dir = os.path.join(common, "git-evidence", "locks")
+            self._dir = os.path.join(common, "git-evidence", CACHE_DIR)
         return os.path.join(self._dir, blob)
 
     def get(self, blob: str) -> CachedLock | None:
@@ -315,46 +344,6 @@ def previous_lock(
         return None
 
 
-def pin(
-    git: Git,
-    rev: str,
-    roots: Sequence[str],
-    exclude: Sequence[str],
-    notes_ref: str,
-    pinned_by: str,
-    progress: Callable[[int, int], None] | None = None,
-) -> tuple[Lock, bool]:
-    """Write the lock note for ``rev``; ``(lock, written)``. A rev whose lock already
-    holds the same manifest is left as it is (re-pinning is idempotent)."""
-    cache = LockCache(git)
-    previous = previous_lock(git, notes_ref, rev, cache)
-    trees, files = build_manifest(git, rev, roots, exclude, previous, progress)
-    if (
-        previous is not None
-        and previous.commit == rev
-        and previous.same_content(trees, files)
-        and previous.roots == tuple(roots)
-    ):
-        return previous, False
-    lock = Lock(rev, tuple(roots), trees, files, pinned_by, now_utc())
-    blob = git.write_blob(lock.canonical)
-    git.add_note(notes_ref, rev, blob)
-    cache.put(blob, lock)
-    return lock, True
-
-
-def terminal_progress(label: str) -> Callable[[int, int], None] | None:
-    if not sys.stderr.isatty():
-        return None
-
-    def show(done: int, total: int) -> None:
-        end = "\n" if done == total else ""
-        sys.stderr.write(f"\r{label}: hashed {done}/{total} blobs{end}")
-        sys.stderr.flush()
-
-    return show
-
-
 def note_paths(notes_ref: str, commit: str) -> list[str]:
     """Where ``commit``'s note can live in the notes tree (git fans out as it grows)."""
     return [
@@ -362,23 +351,3 @@ def note_paths(notes_ref: str, commit: str) -> list[str]:
         f"{notes_ref}:{commit[:2]}/{commit[2:]}",
         f"{notes_ref}:{commit[:2]}/{commit[2:4]}/{commit[4:]}",
     ]
-
-
-def peek_trees(data: bytes, annotated: str) -> dict[str, str | None]:
-    """The root trees of a lock note without parsing its files: the canonical form
-    puts ``commit`` first and ``trees`` last. Anything else is LockInvalid."""
-    text = _one_record(data, annotated)
-    if not text.startswith(b'{"commit":"' + annotated.encode() + b'","files":'):
-        raise _invalid(annotated, "does not pin that commit, or is not a canonical lock record")
-    at = text.rfind(b',"trees":')
-    try:
-        trees = json.loads(text[at + len(b',"trees":') : -1]) if at > 0 else None
-    except ValueError:
-        trees = None
-    if (
-        not text.endswith(b"}}")
-        or not isinstance(trees, dict)
-        or not all(isinstance(v, (str, type(None))) for v in trees.values())
-    ):
-        raise _invalid(annotated, "has no readable root trees")
-    return trees

@@ -3,8 +3,7 @@ a pushed note describes its commit, and which pin digests exist."""
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from git_evidence.git import CatFile, Git
@@ -16,11 +15,11 @@ from git_evidence.lock import (
     find_lock,
     note_paths,
     parse_note,
-    peek_trees,
+    pin_digest,
     previous_lock,
     read_lock,
 )
-from git_evidence.manifest import Drift, Entry, build_manifest, compare, root_trees, tree_ids
+from git_evidence.manifest import Drift, build_manifest, compare, root_trees, tree_ids
 from git_evidence.policy import Policy
 
 
@@ -30,68 +29,64 @@ class LockFacts:
 
     found: LockRef | None = None
     invalid: str | None = None
-    breach: list[Drift] | None = None  # new vs the lock, drift the update brings
-    stale: list[Drift] | None = None  # base vs the lock
+    breach: list[Drift] | None = None  # new vs the base's own manifest
+    stale: list[Drift] | None = None  # base vs the lock in force
     digest: str | None = None
 
 
 def lock_facts(
     git: Git, cat: CatFile, policy: Policy, base: str | None, new: str, notes_known: bool
 ) -> LockFacts:
-    """Compare ``new`` (and ``base``) with the lock in force at ``base``.
+    """What ``new`` changes under the lock roots against ``base``'s own manifest (the
+    base is accepted history: a commit that no pin covers yet, one in the middle of a
+    push being pinned right now, is still the reference), and whether the lock in
+    force at ``base`` is valid and still matches it.
 
-    The common case is one ``cat-file --batch-check`` and no blob read: the note on
-    the base itself (post-receive pins every new protected tip), already validated
-    (LockCache), whose root trees (at the policy's lock roots) equal new's. Otherwise
-    the note is read, and blobs are read only where root trees differ."""
+    The common case is one ``cat-file --batch-check`` and no blob read: equal root
+    trees at ``base`` and ``new`` mean no breach, and the note on the base itself
+    (post-receive pins every new protected tip), already validated (LockCache), whose
+    root trees equal the base's, means the lock is in force and current. Otherwise
+    the note is read, and blobs only where root trees differ."""
     facts = LockFacts()
     if base is None or not notes_known:
         return facts
-    notes_ref, exclude, roots_hint = policy.notes_ref, policy.lock_exclude, policy.lock_roots
+    roots, exclude = policy.lock_roots, policy.lock_exclude
     cache = LockCache(git)
-    # One round trip: where the base's note is, and new's root trees.
-    spots = note_paths(notes_ref, base)
-    hits = git.batch_check([*spots, *(f"{new}:{root}" for root in roots_hint)])
+    spots = note_paths(policy.notes_ref, base)
+    at = [f"{rev}:{root}" for rev in (base, new) for root in roots]
+    hits = git.batch_check([*spots, *at])
     blob = next((h[0] for h in hits[: len(spots)] if h is not None and h[1] == "blob"), None)
-    if blob is not None:
-        known = cache.get(blob)
-        new_trees = tree_ids(roots_hint, hits[len(spots) :])
-        if known is not None and known.commit == base and known.trees == new_trees:
-            facts.found, facts.digest = LockRef(base, blob), known.digest
-            return facts
-        found = LockRef(base, blob)
-    else:
-        located = find_lock(git, notes_ref, base)
-        if located is None:
-            return facts
-        found = located
+    base_trees = tree_ids(roots, hits[len(spots) : len(spots) + len(roots)])
+    new_trees = tree_ids(roots, hits[len(spots) + len(roots) :])
+
+    found = LockRef(base, blob) if blob is not None else find_lock(git, policy.notes_ref, base)
     facts.found = found
-    data = cat.read(found.blob)
-    try:
-        trees = peek_trees(data, found.commit)
-        roots = list(trees)
-        new_trees = root_trees(git, new, roots)
-        if new_trees == trees:
-            return facts
-        lock = read_lock(git, found, cache, data)
-    except LockInvalid as exc:
-        facts.invalid = exc.message
-        return facts
-    facts.digest = lock.digest
-    _, new_files = build_manifest(git, new, roots, exclude, lock, trees=new_trees)
-    if base == lock.commit:
-        base_files: Mapping[str, Entry] = lock.files
-    else:
-        base_trees = root_trees(git, base, roots)
-        base_files = (
-            lock.files
-            if base_trees == trees
-            else build_manifest(git, base, roots, exclude, lock, trees=base_trees)[1]
+    summary = cache.get(found.blob) if found is not None else None
+    lock: Lock | None = None
+    if found is not None and (summary is None or summary.commit != found.commit):
+        try:
+            lock = read_lock(git, found, cache, cat.read(found.blob))
+            summary = lock.summary()
+        except LockInvalid as exc:
+            facts.invalid, summary = exc.message, None
+    if found is not None and summary is not None:
+        facts.digest = summary.digest
+        lock_roots = list(summary.trees)
+        at_lock_roots = (
+            base_trees if lock_roots == list(roots) else root_trees(git, base, lock_roots)
         )
-        facts.stale = compare(lock.files, base_files)
-    facts.breach = [
-        d for d in compare(lock.files, new_files) if new_files.get(d.path) != base_files.get(d.path)
-    ]
+        if at_lock_roots != summary.trees:
+            lock = lock or read_lock(git, found, cache, cat.read(found.blob))
+            _, base_files = build_manifest(
+                git, base, lock.roots, exclude, lock, trees=at_lock_roots
+            )
+            facts.stale = compare(lock.files, base_files)
+    if new_trees != base_trees:
+        if lock is None and found is not None and summary is not None:
+            lock = read_lock(git, found, cache, cat.read(found.blob))  # its hashes are reused
+        _, base_files = build_manifest(git, base, roots, exclude, lock, trees=base_trees)
+        _, new_files = build_manifest(git, new, roots, exclude, lock, trees=new_trees)
+        facts.breach = compare(base_files, new_files)
     return facts
 
 
@@ -143,29 +138,41 @@ def _describes_its_commit(git: Git, pinned: Lock, policy: Policy) -> str | None:
 
 
 def pin_lookup(git: Git, cat: CatFile, notes_ref: str) -> Callable[[str], bool]:
-    """``pin_exists(digest)``: is it the digest of a lock note on ``notes_ref``? Notes
-    are hashed as they are (a valid note's bytes are its canonical form); validated
-    ones answer from the cache without being read."""
-    known: set[str] = set()
-    pending: list[str] | None = None
+    """``pin_exists(digest)``: is it the pin digest of a valid lock note on
+    ``notes_ref``? A valid note is its record's canonical bytes, so its raw bytes hash
+    to its digest (``pin_digest``): a note is read in full only when its bytes hash to
+    the digest asked for, and counts only if it is valid. Validated notes answer from
+    the cache unread."""
+    valid: set[str] = set()
+    unchecked: dict[str, list[LockRef]] = {}  # raw digest → notes not validated yet
+    pending: list[tuple[str, str]] | None = None
     cache = LockCache(git)
+
+    def validates(digest: str) -> bool:
+        for found in unchecked.pop(digest, []):
+            try:
+                read_lock(git, found, cache)
+            except LockInvalid:
+                continue
+            valid.add(digest)
+            return True
+        return False
 
     def exists(digest: str) -> bool:
         nonlocal pending
-        if digest in known:
+        if digest in valid or validates(digest):
             return True
         if pending is None:
-            pending = list(git.notes(notes_ref).values())
+            pending = list(git.notes(notes_ref).items())
         while pending:
-            blob = pending.pop()
+            commit, blob = pending.pop()
             summary = cache.get(blob)
-            got = (
-                summary.digest
-                if summary
-                else "sha256:" + hashlib.sha256(cat.read(blob)).hexdigest()
-            )
-            known.add(got)
-            if got == digest:
+            if summary is not None and summary.commit == commit:
+                valid.add(summary.digest)
+            else:
+                raw = pin_digest(cat.read(blob))
+                unchecked.setdefault(raw, []).append(LockRef(commit, blob))
+            if digest in valid or validates(digest):
                 return True
         return False
 

@@ -80,25 +80,26 @@ RULES: dict[str, tuple[str | None, str]] = {
     ),
     "fixture-breach": (
         REJECT,
-        "the bytes under the lock roots must match the lock: drop the change "
-        "(`git rebase -i {base}`), or have an evidence writer push it; post-receive then "
-        "pins the new tip",
+        "the bytes under the lock roots change only in an evidence writer's push: drop "
+        "the change (`git rebase -i {base}`), or have an evidence writer push it; "
+        "post-receive then pins it",
     ),
     "lock-stale": (
         HOLD,
         "{base} no longer matches the lock pinned on {locked}: a lock writer reviews the "
-        "drift and pins it (`git evidence lock {base}`, then `git push <remote> "
-        "refs/notes/evidence`)",
+        "drift and pins it (`git evidence lock {base} --push origin`); it holds a push "
+        "only when [lock].required is true",
     ),
     "lock-missing": (
         HOLD,
         "no lock is in force at {base} and the policy requires one: a lock writer pins it "
-        "(`git evidence lock {base}`, then `git push <remote> refs/notes/evidence`)",
+        "(`git evidence lock {base} --push origin`)",
     ),
     "lock-invalid": (
         REJECT,
-        "a lock writer re-pins {locked} (`git evidence lock {locked}`) and pushes "
-        "refs/notes/evidence; a note is one canonical record written by git evidence",
+        "a lock writer re-pins {locked} (`git evidence lock {locked} --push origin`); a "
+        "note is exactly one canonical record, as git evidence writes it (no trailing "
+        "newline)",
     ),
     "ledger-rewrite": (
         REJECT,
@@ -378,7 +379,9 @@ def error_finding(rule: str, message: str, hint: str) -> Finding:
 
 
 def judge_lock(facts: UpdateFacts, lock: LockFacts, policy: Policy, who: Identity) -> list[Finding]:
-    """Findings from the lock in force at the update's base (SPEC §6, §8)."""
+    """Findings from the lock roots and the lock in force at the update's base (SPEC
+    §6, §8, §10). A stale lock is a notice unless the policy requires a lock: the base
+    is accepted history whatever its pin says, so it holds nothing by itself."""
     ref = facts.update.ref
     base = (facts.base or "")[:12]
     if lock.invalid is not None:
@@ -392,17 +395,19 @@ def judge_lock(facts: UpdateFacts, lock: LockFacts, policy: Policy, who: Identit
                 locked=locked,
             )
         ]
-    if lock.found is None:
-        if policy.lock_required and facts.base is not None:
-            return [_finding("lock-missing", ref, message=f"no lock in force at {base}", base=base)]
-        if policy.lock_required:
-            return [
-                _finding("lock-missing", ref, message="no base: nothing is pinned", base="<base>")
-            ]
-        return []
     findings: list[Finding] = []
-    locked = lock.found.commit[:12]
-    if lock.stale:
+    if lock.found is None and policy.lock_required:
+        findings.append(
+            _finding(
+                "lock-missing",
+                ref,
+                message=f"no lock in force at {base}" if base else "no base: nothing is pinned",
+                base=base or "<base>",
+            )
+        )
+    if lock.found is not None and lock.stale:
+        locked = lock.found.commit[:12]
+        notice = "" if policy.lock_required else " (a notice: it holds nothing by itself)"
         findings.append(
             _finding(
                 "lock-stale",
@@ -410,7 +415,8 @@ def judge_lock(facts: UpdateFacts, lock: LockFacts, policy: Policy, who: Identit
                 commit=facts.base,
                 found=_drift_paths(lock.stale),
                 message=f"the base differs from the lock pinned on {locked} in "
-                f"{len(lock.stale)} file(s)",
+                f"{len(lock.stale)} file(s){notice}",
+                decision=HOLD if policy.lock_required else ALLOW,
                 base=base,
                 locked=locked,
             )
@@ -422,8 +428,8 @@ def judge_lock(facts: UpdateFacts, lock: LockFacts, policy: Policy, who: Identit
                 ref,
                 commit=facts.commit,
                 found=_drift_paths(lock.breach),
-                message=f"{len(lock.breach)} file(s) under the lock roots differ from the lock "
-                f"pinned on {locked}",
+                message=f"{len(lock.breach)} file(s) under the lock roots differ from "
+                f"the base {base}",
                 base=base,
             )
         )

@@ -250,9 +250,18 @@ def first_added(git: Git, test_id: str) -> datetime | None:
 
 def freeze_notes(git: Git, policy: Policy, tip: str, base: str | None) -> list[str]:
     """For reports: the freezes in force at ``tip`` and those expired since ``base``."""
-    freezes, _ = read_ledger(git, policy, tip)
+    freezes, problems = read_ledger(git, policy, tip)
+    skipped = (
+        [
+            f"{policy.ledger_path}: skipped {len(problems)} line(s) that are no valid freeze "
+            f"(first: line {problems[0].line}: {problems[0].message}); "
+            "`git evidence freeze list` names them"
+        ]
+        if problems
+        else []
+    )
     if not freezes:
-        return []
+        return skipped
     now = datetime.now(timezone.utc)
     since = None
     if base:
@@ -278,4 +287,4 @@ def freeze_notes(git: Git, policy: Policy, tip: str, base: str | None) -> list[s
             + ", ".join(f.test_id for f in expired[:5])
             + ")"
         )
-    return notes
+    return notes + skipped

@@ -1,35 +1,126 @@
-"""``git evidence lock [REV]``: pin REV's fixture tree as a note (the trusted side)."""
+"""``git evidence lock [REV] [--push [REMOTE]]``: pin REV's fixture tree as a note (the
+trusted side), and with ``--push`` publish it: take the remote's notes first (theirs win,
+so no note on another commit is ever overwritten), pin, push the notes ref; when the
+remote's notes moved meanwhile (its post-receive pinned a push), take them again and
+retry."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 
-from git_evidence import lock
+from git_evidence import pinning
 from git_evidence.context import chosen_policy, require_commit
+from git_evidence.errors import EXIT_REFUSE, EvidenceError, GitError
 from git_evidence.git import Git
+from git_evidence.lock import Lock
+from git_evidence.policy import Policy
+
+RETRIES = 3
+# Where the remote's notes land before they are merged into the local notes ref
+# (`git notes merge` takes only refs under refs/notes/).
+FETCHED = "refs/notes/git-evidence-fetched"
 
 
 def run(args: argparse.Namespace) -> int:
     git = Git()
     rev = require_commit(git, args.rev)
     policy = chosen_policy(git, None)
+    if args.push is not None:
+        return _pin_and_push(git, args.push, rev, policy)
+    pinned, written = _pin(git, rev, policy)
+    _say(pinned, written, rev, policy)
+    if written:
+        print(f"git-evidence: publish it: git evidence lock {rev[:12]} --push <remote>")
+    return 0
+
+
+def _pin(git: Git, rev: str, policy: Policy) -> tuple[Lock, bool]:
     code, ident = git.run("var", "GIT_COMMITTER_IDENT", ok_codes=(0, 128))
     # "Name <email> 1700000000 +0000": who pins, without the time (pinned_at has it)
     pinned_by = ident.decode("utf-8", "replace").rsplit(" ", 2)[0] if code == 0 else "unknown"
-    pinned, written = lock.pin(
+    return pinning.pin(
         git,
         rev,
         policy.lock_roots,
         policy.lock_exclude,
         policy.notes_ref,
         pinned_by,
-        lock.terminal_progress(f"locking {rev[:12]}"),
+        pinning.terminal_progress(f"locking {rev[:12]}"),
     )
+
+
+def _say(pinned: Lock, written: bool, rev: str, policy: Policy) -> None:
     state = "pinned" if written else "already pinned, unchanged"
     print(
         f"{pinned.digest}\t{state}: {rev[:12]} ({len(pinned.files)} files under "
         f"{', '.join(pinned.roots)}) in {policy.notes_ref}"
     )
-    if written:
-        print(f"git-evidence: publish it: git push <remote> {policy.notes_ref}")
-    return 0
+
+
+def _pin_and_push(git: Git, remote: str, rev: str, policy: Policy) -> int:
+    ref = policy.notes_ref
+    for attempt in range(RETRIES + 1):
+        _take_remote_notes(git, remote, ref)
+        pinned, written = _pin(git, rev, policy)
+        pushed = git.attempt("push", "--porcelain", remote, f"{ref}:{ref}")
+        flag, summary = _status(pushed.stdout.decode("utf-8", "replace"), ref)
+        said = pushed.stderr.decode("utf-8", "replace")
+        if pushed.returncode == 0 and flag != "!":
+            _say(pinned, written, rev, policy)
+            print(f"git-evidence: {ref} is published on {remote} ({summary.strip('[]')})")
+            return 0
+        if flag == "!" and "hook declined" in summary:
+            sys.stderr.write(said)
+            _refused(remote, ref, said)
+            return EXIT_REFUSE
+        if flag == "!" and attempt < RETRIES:
+            # `[rejected] (fetch first)`: the remote's notes moved since they were
+            # fetched; `[remote rejected] (failed to update ref)`: they moved while
+            # this push was under way. Either way: take them again, pin again, push.
+            print(
+                f"git-evidence: {remote}'s {ref} moved meanwhile {summary}; fetching it "
+                f"again (retry {attempt + 1} of {RETRIES})",
+                file=sys.stderr,
+            )
+            continue
+        if flag != "!":
+            raise GitError(list(pushed.args), pushed.returncode, pushed.stdout, pushed.stderr)
+    raise EvidenceError(
+        f"{remote}'s {ref} kept moving: the pin was not published after {RETRIES} retries",
+        fix=f"run it again: git evidence lock {rev[:12]} --push {remote}",
+    )
+
+
+def _take_remote_notes(git: Git, remote: str, ref: str) -> None:
+    """Merge the remote's notes into the local notes ref, theirs winning where both
+    annotate one commit: what is pushed afterwards then fast-forwards the remote's."""
+    if not git.fetch_ref(remote, ref, FETCHED):
+        return  # the remote has no notes yet
+    try:
+        git.merge_notes(ref, FETCHED)
+    finally:
+        git.run("update-ref", "-d", FETCHED)
+
+
+def _status(porcelain: str, ref: str) -> tuple[str, str]:
+    """``(flag, summary)`` of ``ref``'s line in ``git push --porcelain`` output:
+    ``<flag> TAB <from>:<to> TAB <summary>``."""
+    for line in porcelain.splitlines():
+        fields = line.split("\t")
+        if len(fields) >= 3 and fields[1].endswith(f":{ref}"):
+            return fields[0], fields[2]
+    return "", ""
+
+
+def _refused(remote: str, ref: str, said: str) -> None:
+    if "notes-forge" in said:
+        why = (
+            f"{remote} refused {ref}: the identity you push as is not one of its lock "
+            "writers ([identities].lock_writers in the policy of its base branch)"
+        )
+        fix = "ask a lock writer to pin it (git evidence lock REV --push), or CI's lock job"
+    else:
+        why = f"{remote} refused {ref}: see its findings above"
+        fix = "fix what the findings name, then run git evidence lock REV --push again"
+    print(f"git-evidence: {why}\n  To fix: {fix}", file=sys.stderr)

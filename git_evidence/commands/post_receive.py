@@ -1,4 +1,7 @@
-"""``git evidence post-receive``: pin the lock on every new tip of a protected branch.
+"""``git evidence post-receive``: pin what each accepted push brought to a protected
+branch: every first-parent commit whose lock-root trees differ from the pin before it,
+and the new tip (SPEC §10), so a tag or a branch made from a commit in the middle of
+the push has a lock of its own in force.
 
 Refs cannot be written from pre-receive (git forbids it in quarantine), so the lock
 for what a push brought to a protected branch is written here."""
@@ -9,7 +12,7 @@ import argparse
 import os
 import sys
 
-from git_evidence import lock
+from git_evidence import pinning
 from git_evidence.context import server_policy
 from git_evidence.errors import EXIT_ERROR, EvidenceError
 from git_evidence.git import Git
@@ -20,16 +23,25 @@ from git_evidence.ranges import parse_receive_lines
 def run(args: argparse.Namespace) -> int:
     updates = parse_receive_lines(sys.stdin.buffer.read())
     git = Git()
-    policy = server_policy(git, git.refs())
+    refs = git.refs()
+    policy = server_policy(git, refs)
     who = server_pusher(os.environ)
     status = 0
     for update in updates:
         if update.is_delete or not policy.is_protected(update.ref):
             continue
+        # The accepted range: old..new, or what no other protected ref holds yet.
+        exclude = (
+            [oid for r, oid in refs.items() if r != update.ref and policy.is_protected(r)]
+            if update.is_create
+            else [update.old]
+        )
+        tip_commit = git.resolve_commit(update.new) or update.new
         try:
-            pinned, written = lock.pin(
+            pinned, skipped = pinning.pin_range(
                 git,
-                update.new,
+                tip_commit,
+                exclude,
                 policy.lock_roots,
                 policy.lock_exclude,
                 policy.notes_ref,
@@ -39,14 +51,29 @@ def run(args: argparse.Namespace) -> int:
             print(
                 f"git-evidence: could not pin {update.ref} at {update.new[:12]}: "
                 f"{exc.message}\n  To fix: a lock writer pins it by hand: "
-                f"git evidence lock {update.new[:12]}",
+                f"git evidence lock {update.new[:12]} --push origin",
                 file=sys.stderr,
             )
             status = EXIT_ERROR
             continue
+        *earlier, (tip, written) = pinned
+        inside = [lock.commit[:12] for lock, was_written in earlier if was_written]
+        if inside:
+            print(
+                f"git-evidence: pinned {len(inside)} earlier commit(s) of {update.ref} whose "
+                f"lock roots changed: {', '.join(inside)}",
+                file=sys.stderr,
+            )
+        if skipped:
+            print(
+                f"git-evidence: left {skipped} older commit(s) of {update.ref} whose lock "
+                f"roots changed unpinned (at most {pinning.MAX_RANGE_PINS} pins a push); "
+                "a lock writer pins one when needed: git evidence lock REV --push",
+                file=sys.stderr,
+            )
         state = "pinned" if written else "lock unchanged"
         print(
-            f"git-evidence: {state} {update.ref} at {update.new[:12]}: {pinned.digest}",
+            f"git-evidence: {state} {update.ref} at {update.new[:12]}: {tip.digest}",
             file=sys.stderr,
         )
     return status

@@ -72,7 +72,10 @@ def run(args: argparse.Namespace) -> int:
     who = client_identity(git.config_bool("evidence.trusted"))
     label = f"{base[:12]}..{rev[:12]}" if base else rev[:12]
     checked = judge_range(git, refs, policy, who, base, rev, label)
-    ok = summary is not None and not drift and checked.exit_code == EXIT_ALLOW
+    # A stale lock holds no push unless the policy says so, but verify is the place
+    # that says whether bytes match their pin: it fails on it.
+    stale = any(f.rule == "lock-stale" for v in checked.verdicts for f in v.findings)
+    ok = summary is not None and not drift and not stale and checked.exit_code == EXIT_ALLOW
     if args.format == "json":
         print(
             json.dumps(

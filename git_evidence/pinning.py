@@ -1,0 +1,212 @@
+"""Writing locks (SPEC §8, §10): pin one revision, or every first-parent commit of an
+accepted range whose lock-root trees differ from the pin before it (plus the new tip),
+so a commit in the middle of a push has a lock of its own.
+
+Which commits need a pin is known from their root tree ids alone: one ``rev-list`` and
+one ``cat-file --batch-check`` for the whole range. Only those commits are listed and
+hashed (reusing every hash the pin before them holds), and all their notes are written
+by one ``git fast-import``, which refuses to move the notes ref when another writer
+moved it meanwhile; then the notes are written again on top of the new tip."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping, Sequence
+
+from git_evidence.errors import EvidenceError
+from git_evidence.git import Git, blob_id
+from git_evidence.lock import (
+    Lock,
+    LockCache,
+    LockInvalid,
+    LockRef,
+    note_paths,
+    now_utc,
+    previous_lock,
+    read_lock,
+)
+from git_evidence.manifest import build_manifest, root_trees, tree_ids
+
+Trees = dict[str, str | None]
+WRITE_ATTEMPTS = 5  # concurrent post-receive hooks each move the notes ref once
+MAX_RANGE_PINS = 50  # pins one push may write (the newest ones, the tip included)
+
+
+def first_parent_walk(
+    git: Git, tip: str, exclude: Sequence[str], roots: Sequence[str]
+) -> list[tuple[str, Trees]]:
+    """The first-parent commits of ``tip`` that ``exclude`` does not reach and that
+    may need a pin, oldest first, each with its lock roots' tree ids: the first one
+    (the pin before it may be stale), every one that changes a root against its first
+    parent, and ``tip``. The others have their predecessor's trees. Two ``rev-list``
+    (the one limited to the roots prunes unchanged trees without reading them) and one
+    ``cat-file --batch-check`` for the commits kept: a 20,000-commit product push
+    costs two walks, not 20,000 lookups per root."""
+    every = git.out("rev-list", "--first-parent", "--reverse", tip, "--not", *exclude, "--")
+    commits = [line.decode() for line in every.split()]
+    if not commits:
+        return []
+    changed: set[str] = set()
+    if roots:
+        out = git.out("rev-list", "--first-parent", tip, "--not", *exclude, "--", *roots)
+        changed = {line.decode() for line in out.split()}
+    last = len(commits) - 1
+    kept = [c for i, c in enumerate(commits) if i in (0, last) or c in changed]
+    if not roots:
+        return [(commit, {}) for commit in kept]
+    hits = git.batch_check([f"{commit}:{root}" for commit in kept for root in roots])
+    width = len(roots)
+    return [
+        (commit, tree_ids(roots, hits[i * width : (i + 1) * width]))
+        for i, commit in enumerate(kept)
+    ]
+
+
+def pin(
+    git: Git,
+    rev: str,
+    roots: Sequence[str],
+    exclude: Sequence[str],
+    notes_ref: str,
+    pinned_by: str,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[Lock, bool]:
+    """Write the lock note for ``rev``; ``(lock, written)``. A rev whose own note is a
+    valid lock of the same trees is left as it is (re-pinning is idempotent); a note
+    that is not (not byte-exact, another commit's, broken) is replaced."""
+    start = previous_lock(git, notes_ref, rev)
+    walk = [(rev, root_trees(git, rev, roots))]
+    wanted = needs_pin(walk, rev, roots, start)
+    return pin_commits(git, wanted, roots, exclude, notes_ref, pinned_by, start, progress)[-1]
+
+
+def pin_range(
+    git: Git,
+    tip: str,
+    exclude: Sequence[str],
+    roots: Sequence[str],
+    lock_exclude: Sequence[str],
+    notes_ref: str,
+    pinned_by: str,
+) -> tuple[list[tuple[Lock, bool]], int]:
+    """Pin what an accepted update brought to a protected ref: each first-parent
+    commit of ``tip --not exclude`` whose root trees differ from the pin before it,
+    and ``tip``. ``(lock, written)`` for each, oldest first, the tip last; and how
+    many older ones were left unpinned (past MAX_RANGE_PINS)."""
+    walk = first_parent_walk(git, tip, exclude, roots)
+    if walk:
+        parent = git.resolve_commit(f"{walk[0][0]}^")
+        start = previous_lock(git, notes_ref, parent) if parent else None
+    else:  # nothing new on the first-parent line (a ref created at a known commit)
+        start = previous_lock(git, notes_ref, tip)
+        walk = [(tip, root_trees(git, tip, roots))]
+    wanted = needs_pin(walk, tip, roots, start)
+    # A first push of a long history would pin every fixture change it ever had. The
+    # newest ones are those tags and branches start from; an older commit left out
+    # is still judged by its own bytes (its lock-stale is a notice).
+    kept = wanted[-MAX_RANGE_PINS:]
+    pins = pin_commits(git, kept, roots, lock_exclude, notes_ref, pinned_by, start)
+    return pins, len(wanted) - len(kept)
+
+
+def needs_pin(
+    walk: Sequence[tuple[str, Mapping[str, str | None]]],
+    tip: str,
+    roots: Sequence[str],
+    start: Lock | None,
+) -> list[tuple[str, Trees]]:
+    """The commits of ``walk`` (oldest first, with their root trees) whose trees
+    differ from the lock before them (``start``, then each pin), and ``tip``."""
+    before = dict(start.trees) if start is not None and start.roots == tuple(roots) else None
+    wanted: list[tuple[str, Trees]] = []
+    for commit, trees in walk:
+        if dict(trees) != before or commit == tip:
+            wanted.append((commit, dict(trees)))
+            before = dict(trees)
+    return wanted
+
+
+def pin_commits(
+    git: Git,
+    wanted: Sequence[tuple[str, Trees]],
+    roots: Sequence[str],
+    exclude: Sequence[str],
+    notes_ref: str,
+    pinned_by: str,
+    start: Lock | None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[tuple[Lock, bool]]:
+    """Pin each of ``wanted`` (oldest first, with its root trees), reusing the hashes
+    of the lock before it; a commit whose own note is already a valid lock of those
+    trees keeps it. All new notes are written in one notes commit."""
+    roots_key = tuple(roots)
+    cache = LockCache(git)
+    own = _own_notes(git, notes_ref, [commit for commit, _ in wanted])
+    current = start
+    results: list[tuple[Lock, bool]] = []
+    for commit, trees in wanted:
+        existing = _valid(git, cache, commit, own.get(commit))
+        if existing is not None and existing.roots == roots_key and dict(existing.trees) == trees:
+            current = existing
+            results.append((existing, False))
+            continue
+        _, files = build_manifest(git, commit, roots, exclude, current, progress, trees=trees)
+        current = Lock(commit, roots_key, trees, files, pinned_by, now_utc())
+        results.append((current, True))
+    write_notes(git, notes_ref, [lock for lock, written in results if written], cache)
+    return results
+
+
+def _own_notes(git: Git, notes_ref: str, commits: Sequence[str]) -> dict[str, str]:
+    """The note blob each of ``commits`` already has, in one ``cat-file --batch-check``."""
+    spots = [spot for commit in commits for spot in note_paths(notes_ref, commit)]
+    hits = git.batch_check(spots)
+    per = len(spots) // len(commits) if commits else 0
+    own: dict[str, str] = {}
+    for i, commit in enumerate(commits):
+        blob = next(
+            (hit[0] for hit in hits[i * per : (i + 1) * per] if hit and hit[1] == "blob"), None
+        )
+        if blob is not None:
+            own[commit] = blob
+    return own
+
+
+def _valid(git: Git, cache: LockCache, commit: str, blob: str | None) -> Lock | None:
+    if blob is None:
+        return None
+    try:
+        return read_lock(git, LockRef(commit, blob), cache)
+    except LockInvalid:
+        return None  # replaced by a valid pin: this is how a broken note is repaired
+
+
+def write_notes(git: Git, notes_ref: str, locks: Sequence[Lock], cache: LockCache) -> None:
+    """Attach each lock's canonical bytes, exactly, as its commit's note: one notes
+    commit, on top of the notes ref as it is when written."""
+    if not locks:
+        return
+    notes = {lock.commit: lock.canonical for lock in locks}
+    message = f"git evidence: pin {len(notes)} commit(s)\n"
+    for _ in range(WRITE_ATTEMPTS):
+        if git.write_notes(notes_ref, notes, message):
+            break
+    else:
+        raise EvidenceError(
+            f"{notes_ref} kept moving while the lock was written ({WRITE_ATTEMPTS} tries)",
+            fix="run the pin again: git evidence lock REV",
+        )
+    for lock in locks:
+        cache.put(blob_id(lock.canonical, lock.commit), lock)
+
+
+def terminal_progress(label: str) -> Callable[[int, int], None] | None:
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done: int, total: int) -> None:
+        end = "\n" if done == total else ""
+        sys.stderr.write(f"\r{label}: hashed {done}/{total} blobs{end}")
+        sys.stderr.flush()
+
+    return show
