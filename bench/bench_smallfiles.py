@@ -38,6 +38,7 @@ from common import (
     machine_note,
     measure,
     median_of,
+    profile,
     spread,
 )
 
@@ -158,6 +159,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--only", choices=[t.name for t in TREES], action="append")
+    parser.add_argument(
+        "--profile", action="store_true", help="also run one cold lock under cProfile"
+    )
     args = parser.parse_args()
     compile_package()
     WORK.mkdir(exist_ok=True)
@@ -222,6 +226,9 @@ def main() -> int:
                 f"{ms(cold_of[tree.name])}: ratio {wall / cold_of[tree.name]:.3f} "
                 "(target <= 0.1)"
             )
+        if args.profile:
+            forget_lock(repo)
+            profile([*EVIDENCE, "lock", base], repo, None, WORK / f"small-{tree.name}-lock.prof")
         forget_lock(repo)
     return 0
 

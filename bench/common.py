@@ -188,3 +188,26 @@ def machine_note() -> str:
         f"{os.cpu_count()} CPUs, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
         f"python {sys.version.split()[0]}, {git(ROOT, 'version')}"
     )
+
+
+def profile(
+    cmd: Sequence[str],
+    cwd: Path,
+    stdin: bytes | None,
+    out: Path,
+    *,
+    top: int = 30,
+    ok: Sequence[int] = (0, 1),
+    env: dict[str, str] | None = None,
+) -> None:
+    """Run a ``python -m ...`` command once under cProfile (into ``out``) and print
+    the ``top`` entries by cumulative time. cProfile's per-call overhead inflates many
+    small calls: read the proportions, not the seconds."""
+    import pstats
+
+    assert cmd[0] == sys.executable and cmd[1] == "-m", "profile a `python -m` command"
+    run = measure(
+        [sys.executable, "-m", "cProfile", "-o", str(out), *cmd[1:]], cwd, stdin, ok=ok, env=env
+    )
+    print(f"profile ({run.wall * 1000:.0f} ms under cProfile) written to {out}")
+    pstats.Stats(str(out)).sort_stats("cumulative").print_stats(top)
