@@ -34,6 +34,7 @@ from common import (
     Run,
     alternate,
     compile_package,
+    fastest,
     git,
     machine_note,
     measure,
@@ -982,11 +983,12 @@ def push_ratio(repo: Path, base: str, tip: str, runs: int, samples: int) -> None
     print(
         f"push: hook {wall_a * 1000:.0f} ms (runs {spread(a)}), git log "
         f"{wall_b * 1000:.0f} ms (runs {spread(b)}): wall ratio {wall_a / wall_b:.2f} "
-        "(target <= 1.3)"
+        f"(target <= 1.3; fastest runs {fastest(a) / fastest(b):.2f})"
     )
     print(
         f"      CPU user+sys hook {cpu_a * 1000:.0f} ms, git log {cpu_b * 1000:.0f} ms: "
-        f"CPU ratio {cpu_a / cpu_b:.2f} (target <= 1.6)"
+        f"CPU ratio {cpu_a / cpu_b:.2f} (target <= 1.6; least CPU "
+        f"{fastest(a, 'cpu') / fastest(b, 'cpu'):.2f})"
     )
     print(
         f"      peak memory of the process tree: PSS hook {mib(pss_a):.0f} MiB, git log "

@@ -34,6 +34,7 @@ from common import (
     alternate,
     commit_changing,
     compile_package,
+    fastest,
     git,
     machine_note,
     measure,
@@ -149,10 +150,70 @@ def ratio_line(label: str, ours: list[Run], theirs: list[Run], them: str, target
     cpu = median_of(ours, "cpu") / median_of(theirs, "cpu")
     print(
         f"{label}: {ms(median_of(ours, 'wall'))} (runs {spread(ours)}), {them} "
-        f"{ms(median_of(theirs, 'wall'))} (runs {spread(theirs)}): ratio {wall:.3f} ({target}); "
-        f"CPU {ms(median_of(ours, 'cpu'))} vs {ms(median_of(theirs, 'cpu'))}, ratio {cpu:.2f}"
+        f"{ms(median_of(theirs, 'wall'))} (runs {spread(theirs)}): ratio {wall:.3f} ({target}; "
+        f"fastest runs {fastest(ours) / fastest(theirs):.3f}); CPU "
+        f"{ms(median_of(ours, 'cpu'))} vs {ms(median_of(theirs, 'cpu'))}, ratio {cpu:.2f}"
     )
     return wall
+
+
+def bench_tree(tree: Tree, runs: int, profiled: bool) -> None:
+    repo = WORK / f"small-{tree.name}.git"
+    checkout = WORK / f"small-{tree.name}-checkout"
+    base = build(repo, checkout, tree)
+    files = sorted(str(p.relative_to(checkout)) for p in checkout.rglob("*") if p.is_file())
+    total = sum(os.path.getsize(checkout / f) for f in files)
+    print(f"{tree.name}: {len(files)} fixture files, {total / 1e6:.1f} MB on disk")
+    listing = WORK / f"small-{tree.name}.sha256"
+    listing.write_bytes(
+        subprocess.run(["sha256sum", *files], cwd=checkout, capture_output=True, check=True).stdout
+    )
+
+    def cold() -> Run:
+        forget_lock(repo)
+        return measure([*EVIDENCE, "lock", base], repo)
+
+    def sha256sum() -> Run:
+        return measure(["sha256sum", *files], checkout)
+
+    def verify() -> Run:
+        return measure([*EVIDENCE, "verify", base, "--base", base], repo)
+
+    def sha256sum_check() -> Run:
+        return measure(["sha256sum", "-c", "--quiet", str(listing)], checkout)
+
+    cold()  # warm the page cache and the byte code
+    sha256sum()
+    locks, sums = alternate(runs, cold, sha256sum)
+    target = f"target <= {tree.lock_target}" if tree.lock_target else "no target"
+    ratio_line("  cold lock", locks, sums, "sha256sum", target)
+
+    cold()  # base pinned (and its note validated) from here on
+    pinned = git(repo, "rev-parse", NOTES)
+    verifies, checks = alternate(runs, verify, sha256sum_check)
+    ratio_line("  verify, unchanged", verifies, checks, "sha256sum -c", "target <= 0.05")
+
+    if tree.name == REPIN_TREE:
+        changed = commit_changing(
+            repo, base, {files[len(files) // 2]: b"changed\n"}, "change one fixture"
+        )
+
+        def repin() -> Run:
+            git(repo, "update-ref", NOTES, pinned)
+            return measure([*EVIDENCE, "lock", changed], repo)
+
+        repin()
+        repins = [repin() for _ in range(runs)]
+        wall, cold_wall = median_of(repins, "wall"), median_of(locks, "wall")
+        print(
+            f"  re-pin, one file changed: {ms(wall)} (runs {spread(repins)}), cold lock "
+            f"{ms(cold_wall)}: ratio {wall / cold_wall:.3f} (target <= 0.1; fastest runs "
+            f"{fastest(repins) / fastest(locks):.3f}); CPU {ms(median_of(repins, 'cpu'))}"
+        )
+    if profiled:
+        forget_lock(repo)
+        profile([*EVIDENCE, "lock", base], repo, None, WORK / f"small-{tree.name}-lock.prof")
+    forget_lock(repo)
 
 
 def main() -> int:
@@ -167,69 +228,9 @@ def main() -> int:
     WORK.mkdir(exist_ok=True)
     os.environ.update(IDENTITY)
     print(f"machine: {machine_note()}")
-    cold_of: dict[str, float] = {}
     for tree in TREES:
-        if args.only and tree.name not in args.only:
-            continue
-        repo = WORK / f"small-{tree.name}.git"
-        checkout = WORK / f"small-{tree.name}-checkout"
-        base = build(repo, checkout, tree)
-        files = sorted(str(p.relative_to(checkout)) for p in checkout.rglob("*") if p.is_file())
-        total = sum(os.path.getsize(checkout / f) for f in files)
-        print(f"{tree.name}: {len(files)} fixture files, {total / 1e6:.1f} MB on disk")
-        listing = WORK / f"small-{tree.name}.sha256"
-        listing.write_bytes(
-            subprocess.run(
-                ["sha256sum", *files], cwd=checkout, capture_output=True, check=True
-            ).stdout
-        )
-
-        def cold(repo: Path = repo, base: str = base) -> Run:
-            forget_lock(repo)
-            return measure([*EVIDENCE, "lock", base], repo)
-
-        def sha256sum(checkout: Path = checkout, files: list[str] = files) -> Run:
-            return measure(["sha256sum", *files], checkout)
-
-        cold()  # warm the page cache and the byte code
-        sha256sum()
-        ours, theirs = alternate(args.runs, cold, sha256sum)
-        target = f"target <= {tree.lock_target}" if tree.lock_target else "no target"
-        ratio_line("  cold lock", ours, theirs, "sha256sum", target)
-        cold_of[tree.name] = median_of(ours, "wall")
-
-        cold()  # base pinned (and its note validated) from here on
-        pinned = git(repo, "rev-parse", NOTES)
-        verify, check = alternate(
-            args.runs,
-            lambda repo=repo, base=base: measure([*EVIDENCE, "verify", base, "--base", base], repo),
-            lambda checkout=checkout, listing=listing: measure(
-                ["sha256sum", "-c", "--quiet", str(listing)], checkout
-            ),
-        )
-        ratio_line("  verify, unchanged", verify, check, "sha256sum -c", "target <= 0.05")
-
-        if tree.name == REPIN_TREE:
-            changed = commit_changing(
-                repo, base, {files[len(files) // 2]: b"changed\n"}, "change one fixture"
-            )
-
-            def repin(repo: Path = repo, changed: str = changed, pinned: str = pinned) -> Run:
-                git(repo, "update-ref", NOTES, pinned)
-                return measure([*EVIDENCE, "lock", changed], repo)
-
-            repin()
-            runs = [repin() for _ in range(args.runs)]
-            wall = median_of(runs, "wall")
-            print(
-                f"  re-pin, one file changed: {ms(wall)} (runs {spread(runs)}), cold lock "
-                f"{ms(cold_of[tree.name])}: ratio {wall / cold_of[tree.name]:.3f} "
-                "(target <= 0.1)"
-            )
-        if args.profile:
-            forget_lock(repo)
-            profile([*EVIDENCE, "lock", base], repo, None, WORK / f"small-{tree.name}-lock.prof")
-        forget_lock(repo)
+        if not args.only or tree.name in args.only:
+            bench_tree(tree, args.runs, args.profile)
     return 0
 
 

@@ -163,6 +163,12 @@ def median_of(runs: Sequence[Run], field: str) -> float:
     return statistics.median(float(getattr(r, field)) for r in runs)
 
 
+def fastest(runs: Sequence[Run], field: str = "wall") -> float:
+    """The least of a field: on a busy machine, the best estimate of the uncontended
+    figure (medians also carry the neighbours' load)."""
+    return min(float(getattr(r, field)) for r in runs)
+
+
 def spread(runs: Sequence[Run], field: str = "wall") -> str:
     """``min-max`` of a field, to show how noisy the medians are."""
     values = [float(getattr(r, field)) for r in runs]
