@@ -133,6 +133,23 @@ class Git:
             refs[name] = oid
         return refs
 
+    def symrefs(self) -> dict[str, str]:
+        """Every symbolic ref that resolves to an existing ref, mapped to the ref it
+        finally names (``%(symref)`` follows the whole chain)."""
+        out = self.out("for-each-ref", "--format=%(refname)%00%(symref)")
+        aliases: dict[str, str] = {}
+        for line in out.decode("utf-8", "surrogateescape").splitlines():
+            name, _, target = line.partition("\0")
+            if target:
+                aliases[name] = target
+        return aliases
+
+    def symref_target(self, ref: str) -> str | None:
+        """The ref a symbolic ref finally names, also when that ref does not exist yet
+        (``for-each-ref`` leaves such dangling symbolic refs out)."""
+        code, out = self.run("symbolic-ref", "-q", "--", ref, ok_codes=(0, 1, 128))
+        return out.decode("utf-8", "surrogateescape").strip() or None if code == 0 else None
+
     def resolve_commit(self, rev: str) -> str | None:
         code, out = self.run(
             "rev-parse",

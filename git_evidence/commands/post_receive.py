@@ -10,7 +10,7 @@ import os
 import sys
 
 from git_evidence import lock
-from git_evidence.context import server_policy
+from git_evidence.context import judged_refs, server_aliases, server_policy, server_view
 from git_evidence.errors import EXIT_ERROR, EvidenceError
 from git_evidence.git import Git
 from git_evidence.identity import server_pusher
@@ -20,8 +20,12 @@ from git_evidence.ranges import parse_receive_lines
 def run(args: argparse.Namespace) -> int:
     updates = parse_receive_lines(sys.stdin.buffer.read())
     git = Git()
-    policy = server_policy(git, git.refs())
+    refs = git.refs()
+    policy = server_policy(git, refs)
     who = server_pusher(os.environ)
+    # A push through a symbolic ref moved the ref it names: pin that one.
+    guarded = {*server_view(refs, policy).protected, policy.notes_ref}
+    updates, _ = judged_refs(updates, server_aliases(git, refs, updates), guarded)
     status = 0
     for update in updates:
         if update.ref not in policy.protected or update.is_delete:

@@ -8,7 +8,7 @@ import os
 import sys
 
 from git_evidence import budget, gate
-from git_evidence.context import server_policy, server_view
+from git_evidence.context import judged_refs, server_aliases, server_policy, server_view
 from git_evidence.git import Git
 from git_evidence.identity import server_pusher
 from git_evidence.policy import Policy
@@ -25,8 +25,11 @@ def run(args: argparse.Namespace) -> Report:
     policy = server_policy(git, refs)
     budget.start(policy.time_budget_s)
     try:
-        return gate.judge(
-            git, updates, policy, server_view(refs, policy), server_pusher(os.environ)
-        )
+        view = server_view(refs, policy)
+        aliases = server_aliases(git, refs, updates)
+        updates, notes = judged_refs(updates, aliases, {*view.protected, policy.notes_ref})
+        report = gate.judge(git, updates, policy, view, server_pusher(os.environ))
+        report.notes = notes + report.notes
+        return report
     finally:
         budget.stop()
