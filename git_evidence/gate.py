@@ -6,13 +6,15 @@ from __future__ import annotations
 import gc
 from collections.abc import Sequence
 
-from git_evidence import ledgercheck, lockcheck, rules
+from git_evidence import endpoint, ledgercheck, lockcheck, rules
 from git_evidence.budget import PROGRESS
+from git_evidence.endpoint import EndpointRow
 from git_evidence.git import CatFile, Git
 from git_evidence.identity import Identity
-from git_evidence.paths import fold_path
+from git_evidence.paths import Classifier, fold_path
 from git_evidence.policy import Policy
 from git_evidence.ranges import (
+    LinkResolver,
     RefUpdate,
     RefView,
     UpdateFacts,
@@ -53,25 +55,53 @@ def judge(
         if collecting:
             gc.enable()
     settle_plans(plans)
-    verdicts = [
-        rules.judge_update(p, [summaries[c] for c in p.commits], policy, who) for p in plans
-    ]
-    PROGRESS.stage = "checking the lock and the freeze ledger"
     with CatFile(git) as cat:
+        PROGRESS.stage = "comparing each base with its new tip"
+        links = LinkResolver(git, cat)
+        verdicts = []
+        endpoints: list[list[EndpointRow]] = []
+        for plan in plans:
+            rows = _endpoint(git, links, classifier, plan)
+            commits = [summaries[c] for c in plan.commits]
+            stale = rules.unexplained(rows, commits)
+            if stale:
+                kept = endpoint.kept_by(git, plan, stale)
+                commits = [rules.with_kept(c, kept[c.oid]) if c.oid in kept else c for c in commits]
+            verdicts.append(rules.judge_update(plan, commits, policy, who))
+            endpoints.append(rows)
+        PROGRESS.stage = "checking the lock and the freeze ledger"
         pins = lockcheck.pin_lookup(git, cat, policy.notes_ref)
-        for verdict in verdicts:
+        for verdict, rows in zip(verdicts, endpoints, strict=True):
             facts = verdict.facts
             if facts.notes:
                 verdict.findings += _notes_findings(git, cat, facts, policy, who)
             if not verdict.judged or facts.commit is None:
                 continue
+            moved = {fold_path(row[1]) for row in rows}
             found = lockcheck.lock_facts(git, cat, policy, facts.base, facts.commit, view.notes)
             verdict.findings += rules.judge_lock(facts, found, policy, who)
             touched = [(c, change) for c in facts.commits for change in summaries[c].ledger]
-            if touched:
+            # The whole-range check runs whenever the ledger differs between base and
+            # new, also when no commit's own diff touches it (a merge kept an older one).
+            if touched or ledger_path in moved:
                 problems = ledgercheck.ledger_problems(git, cat, facts, touched, policy, pins)
                 verdict.findings += rules.judge_ledger(facts, problems, policy.ledger_path)
     return Report(who, policy, verdicts)
+
+
+def _endpoint(
+    git: Git, links: LinkResolver, classifier: Classifier, plan: UpdateFacts
+) -> list[EndpointRow]:
+    """The evidence rows of ``base..new`` of an update whose commits are judged."""
+    if (
+        plan.revlist is None
+        or plan.base is None
+        or plan.commit is None
+        or plan.fast_forward is False
+        or plan.base == plan.commit
+    ):
+        return []
+    return endpoint.evidence_rows(git, links, classifier, plan.base, plan.commit)
 
 
 def _notes_findings(

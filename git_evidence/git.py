@@ -35,6 +35,18 @@ SEALED_ENV = {
 DROPPED_ENV = ("GIT_GRAFT_FILE", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_CONFIG_PARAMETERS")
 
 
+# Plain raw rows, both object ids, no rename guessing, no user diff drivers.
+_RAW_DIFF = (
+    "-r",
+    "-z",
+    "--raw",
+    "--no-renames",
+    "--no-ext-diff",
+    "--no-textconv",
+    "--ignore-submodules=none",
+)
+
+
 def is_zero(oid: str) -> bool:
     return oid in ZERO_OIDS
 
@@ -340,6 +352,29 @@ class Git:
             raise errors[0]
         if rest:
             yield rest
+
+    def diff_trees(self, old: str, new: str) -> list[bytes]:
+        """The raw changes between two tree-ish (no header), as NUL-separated tokens."""
+        return zsplit(self.out("diff-tree", *_RAW_DIFF, old, new))
+
+    def diff_pairs(self, pairs: Sequence[str], paths: Sequence[str]) -> list[bytes]:
+        """``<commit> [<parent>]`` lines through one ``diff-tree --stdin``, limited to
+        ``paths``: each line gives its commit id as a header (``--always``), then its
+        rows, in the order of the lines (a lone commit is diffed against the empty
+        tree)."""
+        if not pairs:
+            return []
+        lines = "".join(f"{pair}\n" for pair in pairs).encode()
+        return zsplit(
+            self.out(
+                "diff-tree", "--stdin", *_RAW_DIFF, "--always", "--root", "--", *paths, input=lines
+            )
+        )
+
+    def rev_list_parents(self, args: Sequence[str]) -> list[list[str]]:
+        """``[commit, parent…]`` of every commit ``rev-list args`` lists."""
+        out = self.out("rev-list", "--parents", *args, "--")
+        return [line.split() for line in out.decode().splitlines()]
 
     def diff_index_cached(self, head: str) -> list[bytes]:
         return zsplit(
