@@ -9,10 +9,11 @@ from collections.abc import Sequence
 from git_evidence import endpoint, ledgercheck, lockcheck, rules
 from git_evidence.budget import PROGRESS
 from git_evidence.endpoint import EndpointRow
+from git_evidence.errors import PolicyError
 from git_evidence.git import CatFile, Git
 from git_evidence.identity import Identity
 from git_evidence.paths import Classifier, fold_path
-from git_evidence.policy import Policy
+from git_evidence.policy import POLICY_FILE, Policy, parse_policy
 from git_evidence.ranges import (
     LinkResolver,
     RefUpdate,
@@ -78,6 +79,9 @@ def judge(
             if not verdict.judged or facts.commit is None:
                 continue
             moved = {fold_path(row[1]) for row in rows}
+            if facts.protected and (facts.base is None or fold_path(POLICY_FILE) in moved):
+                problem = _policy_problem(cat, facts.commit)
+                verdict.findings += rules.judge_policy_file(facts, problem, POLICY_FILE)
             found = lockcheck.lock_facts(git, cat, policy, facts.base, facts.commit, view.notes)
             verdict.findings += rules.judge_lock(facts, found, policy, who)
             touched = [(c, change) for c in facts.commits for change in summaries[c].ledger]
@@ -102,6 +106,23 @@ def _endpoint(
     ):
         return []
     return endpoint.evidence_rows(git, links, classifier, plan.base, plan.commit)
+
+
+def _policy_problem(cat: CatFile, commit: str) -> str | None:
+    """Why the policy file ``commit`` carries does not parse and validate, or None
+    (no file: the built-in defaults, which are valid)."""
+    hit = cat.get(f"{commit}:{POLICY_FILE}")
+    if hit is None:
+        return None
+    _, kind, data = hit
+    source = f"{commit[:12]}:{POLICY_FILE}"
+    if kind != "blob":
+        return f"{source}: a {kind}, not a policy file"
+    try:
+        parse_policy(data, source)
+    except PolicyError as exc:
+        return exc.message
+    return None
 
 
 def _notes_findings(

@@ -111,6 +111,12 @@ RULES: dict[str, tuple[str | None, str]] = {
         "exists, by a ledger writer",
     ),
     "policy-error": (REJECT, "fix the policy file named above; until then every push is refused"),
+    "policy-invalid": (
+        REJECT,
+        "{ref} would be left with a policy file that does not parse (every later push "
+        "would be refused): correct it (`git evidence policy --base {commit}` shows the "
+        "error) and push again",
+    ),
     "time-budget": (
         REJECT,
         "nothing was allowed: push fewer commits at a time, or raise "
@@ -424,6 +430,21 @@ def _side_by_side(by_class: Mapping[str, Sequence[str]]) -> dict[str, list[str]]
 
 def error_finding(rule: str, message: str, hint: str) -> Finding:
     return Finding(rule, REJECT, "", None, {}, message, hint)
+
+
+def judge_policy_file(facts: UpdateFacts, problem: str | None, path: str) -> list[Finding]:
+    """A protected ref must be left with a policy file that parses and validates."""
+    if problem is None:
+        return []
+    return [
+        _finding(
+            "policy-invalid",
+            facts.update.ref,
+            commit=facts.commit,
+            found={paths.POLICY: [path]},
+            message=problem,
+        )
+    ]
 
 
 def judge_lock(facts: UpdateFacts, lock: LockFacts, policy: Policy, who: Identity) -> list[Finding]:
