@@ -64,9 +64,8 @@ def judge(
         for plan in plans:
             rows = _endpoint(git, links, classifier, plan)
             commits = [summaries[c] for c in plan.commits]
-            stale = rules.unexplained(rows, commits)
-            if stale:
-                kept = endpoint.kept_by(git, plan, stale)
+            kept = endpoint.answering(git, plan, rows, summaries)
+            if kept:
                 commits = [rules.with_kept(c, kept[c.oid]) if c.oid in kept else c for c in commits]
             verdicts.append(rules.judge_update(plan, commits, policy, who))
             endpoints.append(rows)

@@ -359,16 +359,15 @@ class Git:
 
     def diff_pairs(self, pairs: Sequence[str], paths: Sequence[str]) -> list[bytes]:
         """``<commit> [<parent>]`` lines through one ``diff-tree --stdin``, limited to
-        ``paths``: each line gives its commit id as a header (``--always``), then its
-        rows, in the order of the lines (a lone commit is diffed against the empty
-        tree)."""
+        ``paths`` when given: each line gives its commit id as a header (``--always``),
+        then its rows, in the order of the lines (a lone commit is diffed against the
+        empty tree)."""
         if not pairs:
             return []
         lines = "".join(f"{pair}\n" for pair in pairs).encode()
+        limit = ("--", *paths) if paths else ()
         return zsplit(
-            self.out(
-                "diff-tree", "--stdin", *_RAW_DIFF, "--always", "--root", "--", *paths, input=lines
-            )
+            self.out("diff-tree", "--stdin", *_RAW_DIFF, "--always", "--root", *limit, input=lines)
         )
 
     def rev_list_parents(self, args: Sequence[str]) -> list[list[str]]:

@@ -193,19 +193,6 @@ def summarize(commit: CommitDiff, classifier: Classifier, ledger_path: str = "")
     )
 
 
-def unexplained(
-    endpoint: Iterable[tuple[str, str, str, str]], commits: Iterable[CommitSummary]
-) -> list[tuple[str, str, str, str]]:
-    """The evidence rows ``(class, path, new mode, new object id)`` of the endpoint
-    diff that no commit sets as evidence, by its own diff, to the value the endpoint
-    has (SPEC §10: the endpoint must be explained)."""
-    rows = list(endpoint)
-    if not rows:
-        return []
-    set_by_range = {v for c in commits if c.classes & EVIDENCE_CLASSES for v in c.evidence_values}
-    return [row for row in rows if row[1:] not in set_by_range]
-
-
 def with_kept(summary: CommitSummary, kept: Iterable[tuple[str, str]]) -> CommitSummary:
     """``summary`` judged as also changing ``kept`` (``(class, path)`` pairs): evidence
     a merge brought back from an older copy is a change that merge made."""

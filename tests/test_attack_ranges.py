@@ -267,6 +267,54 @@ def test_trusted_merge_hiding_an_evidence_revert_under_a_clean_merge_is_a_mixed_
     assert f"refs/heads/main {merged[:12]}: merge brings back" in remote(result)
 
 
+def test_trusted_merge_hiding_an_evidence_revert_beside_a_decoy_revert_is_a_mixed_commit(
+    agent: Work, alice: Work, server: Path
+) -> None:
+    """A side branch sets the oracle to its old bytes and back: a commit of the range
+    sets the very bytes the tip has, but not on the history they reach the tip by."""
+    forked_feature(agent)
+    evidence_on_main(alice, {ORACLE: TIGHT})
+    alice.git("checkout", "-qb", "decoy", "origin/main")
+    alice.commit("loosen", {ORACLE: LOOSE})
+    alice.commit("tighten again", {ORACLE: TIGHT})
+    merged = merge_keeping(alice, "origin/feat", (ORACLE,), also={"src/app.py": "fixed\n"})
+    alice.git("merge", "-q", "--no-ff", "--no-edit", "decoy")
+    assert show(alice, "HEAD", ORACLE) == LOOSE
+    result = alice.push("origin", "main", pusher="alice")
+    assert refused(result, "mixed-commit")
+    assert f"refs/heads/main {merged[:12]}: merge brings back" in remote(result)
+
+
+def test_octopus_merge_keeping_old_oracle_is_refused(
+    agent: Work, alice: Work, server: Path
+) -> None:
+    forked_feature(agent)
+    evidence_on_main(alice, {ORACLE: TIGHT})
+    agent.git("fetch", "-q", "origin")
+    agent.git("checkout", "-qb", "other", "origin/main")
+    agent.commit("other", {"src/other.py": "o\n"})
+    agent.git("checkout", "-qB", "main", "origin/main")
+    agent.git("merge", "-q", "--no-ff", "--no-commit", "feat", "other")
+    agent.git("checkout", "feat", "--", ORACLE)
+    agent.git("commit", "-qm", "octopus")
+    result = agent.push("origin", "main", pusher=AGENT)
+    assert refused(result, "evidence-untrusted")
+    assert show(agent, server_tip(agent), ORACLE) == TIGHT
+
+
+def test_ours_merge_of_main_into_an_old_branch_pushed_to_main_is_refused(
+    agent: Work, alice: Work, server: Path
+) -> None:
+    """`git merge -s ours origin/main` on the old branch: a fast-forward of main whose
+    tree is the old branch's."""
+    forked_feature(agent)
+    evidence_on_main(alice, {ORACLE: TIGHT})
+    agent.git("fetch", "-q", "origin")
+    agent.git("merge", "-q", "-s", "ours", "--no-edit", "origin/main")
+    result = agent.push("origin", "HEAD:main", pusher=AGENT)
+    assert refused(result, "evidence-untrusted")
+
+
 # -- a symbolic ref on the server aliasing a protected ref -----------------------------
 
 

@@ -16,7 +16,15 @@ from git_evidence.git import CatFile, Git
 from git_evidence.identity import Identity
 from git_evidence.paths import FIXTURE, LEDGER, ORACLE, PRODUCT
 from git_evidence.policy import Policy
-from git_evidence.ranges import LinkResolver, RefUpdate, RefView, UpdateFacts
+from git_evidence.ranges import (
+    LinkResolver,
+    RefUpdate,
+    RefView,
+    UpdateFacts,
+    plan_updates,
+    settle_plans,
+    stream_commits,
+)
 from git_evidence.report import Report
 
 ORACLE_PATH = "tests/oracles/o.txt"
@@ -90,41 +98,12 @@ def rules_of(report: Report) -> dict[str, list[rules.Finding]]:
     return found
 
 
-def summary(
-    oid: str, values: tuple[tuple[str, str, str], ...] = (), klass: str = ORACLE
-) -> rules.CommitSummary:
-    classes = frozenset({klass}) if values else frozenset({PRODUCT})
-    by_class = ((klass, tuple(v[0] for v in values)),) if values else ((PRODUCT, ("src/a",)),)
-    return rules.CommitSummary(oid, False, by_class, classes, evidence_values=values)
-
-
 # -- the pure part ---------------------------------------------------------------------
 
 
-def test_a_value_no_commit_sets_is_unexplained() -> None:
-    row = (ORACLE, ORACLE_PATH, "100644", "a" * 40)
-    assert rules.unexplained([row], [summary("c1")]) == [row]
-
-
-def test_a_value_a_commit_sets_as_evidence_is_explained() -> None:
-    row = (ORACLE, ORACLE_PATH, "100644", "a" * 40)
-    assert rules.unexplained([row], [summary("c1", (row[1:],))]) == []
-
-
-def test_a_commit_setting_another_value_does_not_explain_the_endpoint() -> None:
-    row = (ORACLE, ORACLE_PATH, "100644", "a" * 40)
-    other = (ORACLE_PATH, "100644", "b" * 40)
-    assert rules.unexplained([row], [summary("c1", (other,))]) == [row]
-
-
-def test_a_mode_the_range_never_set_is_unexplained() -> None:
-    row = (ORACLE, ORACLE_PATH, "100644", "a" * 40)
-    executable = (ORACLE_PATH, "100755", "a" * 40)
-    assert rules.unexplained([row], [summary("c1", (executable,))]) == [row]
-
-
 def test_with_kept_makes_a_product_merge_a_mixed_commit() -> None:
-    merged = rules.with_kept(summary("m1"), [(ORACLE, ORACLE_PATH)])
+    product = rules.CommitSummary("m1", True, ((PRODUCT, ("src/a",)),), frozenset({PRODUCT}))
+    merged = rules.with_kept(product, [(ORACLE, ORACLE_PATH)])
     assert merged.classes == {PRODUCT, ORACLE}
     assert dict(merged.by_class)[ORACLE] == (ORACLE_PATH,)
     assert merged.kept == (ORACLE_PATH,)
@@ -165,63 +144,158 @@ def test_equal_trees_have_no_endpoint_rows(repo: Work) -> None:
         )
 
 
-# -- which commit answers for a value the range does not set ---------------------------------
+# -- which commit answers for a value the range does not set ----------------------------
 
 
-def test_kept_by_names_the_merge_that_took_the_older_copy(repo: Work) -> None:
+def answering(
+    repo: Work, old: str, new: str, *, protected: bool = True, not_: str | None = None
+) -> dict[str, list[tuple[str, str]]]:
+    """What the gate computes for ``old -> new`` on main (protected), or for a new
+    branch ``refs/heads/topic`` judged against ``old`` with ``not_`` excluded."""
+    g = Git(str(repo.path))
+    if protected:
+        update, view = RefUpdate(old, new, MAIN), RefView({MAIN: old}, old)
+    else:
+        exclude = not_ or old
+        update, view = RefUpdate(ZERO, new, "refs/heads/topic"), RefView({MAIN: exclude}, old)
+    plans = plan_updates(g, [update], POLICY, view)
+    classifier = POLICY.classifier()
+    summaries = {
+        c.oid: rules.summarize(c, classifier, "tests/freeze.jsonl")
+        for c in stream_commits(g, plans)
+    }
+    settle_plans(plans)
+    plan = plans[0]
+    plan.base = old
+    with CatFile(g) as cat:
+        rows = endpoint.evidence_rows(g, LinkResolver(g, cat), classifier, old, new)
+    return endpoint.answering(g, plan, rows, summaries)
+
+
+def test_the_merge_that_took_the_older_copy_answers_for_it(repo: Work) -> None:
     fork(repo)
-    repo.commit("tighten", {ORACLE_PATH: "tight\n"})
-    old = repo.head()
+    old = repo.commit("tighten", {ORACLE_PATH: "tight\n"})
     merged = merge(repo, "feat", keep=(ORACLE_PATH,))
-    stale = [(ORACLE, ORACLE_PATH, "100644", repo.head(f"{merged}:{ORACLE_PATH}"))]
-    kept = endpoint.kept_by(Git(str(repo.path)), protected_facts(old, merged), stale)
-    assert kept == {merged: [(ORACLE, ORACLE_PATH)]}
+    assert answering(repo, old, merged) == {merged: [(ORACLE, ORACLE_PATH)]}
 
 
-def test_kept_by_names_every_merge_that_picks_the_older_copy(repo: Work) -> None:
+def test_every_merge_that_takes_the_older_copy_answers_for_it(repo: Work) -> None:
     fork(repo)
-    repo.commit("tighten", {ORACLE_PATH: "tight\n"})
-    old = repo.head()
+    old = repo.commit("tighten", {ORACLE_PATH: "tight\n"})
     first = merge(repo, "feat", keep=(ORACLE_PATH,))
     repo.git("checkout", "-qb", "again", old)
     repo.commit("other", {"src/other.py": "o\n"})
     repo.git("checkout", "-q", "main")
     second = merge(repo, "again")
-    value = repo.head(f"{second}:{ORACLE_PATH}")
-    kept = endpoint.kept_by(
-        Git(str(repo.path)), protected_facts(old, second), [(ORACLE, ORACLE_PATH, "100644", value)]
-    )
     # the second merge, too, keeps the older copy against its second parent's newer one
-    assert set(kept) == {first, second}
+    assert set(answering(repo, old, second)) == {first, second}
 
 
-def test_kept_by_blames_a_protected_tip_when_no_commit_of_the_range_sets_it(repo: Work) -> None:
-    """Fail closed: a protected ref's new history is its whole range."""
+def test_a_commit_setting_the_same_bytes_off_the_values_history_explains_nothing(
+    repo: Work,
+) -> None:
+    """A decoy: a side branch sets the oracle back to its old bytes and then forward
+    again; the copy the tip carries comes from the feature branch that forked before
+    the tightening."""
+    fork(repo)
+    old = repo.commit("tighten", {ORACLE_PATH: "tight\n"})
+    repo.git("checkout", "-qb", "decoy", old)
+    repo.commit("decoy revert", {ORACLE_PATH: "loose\n"})
+    repo.commit("decoy again", {ORACLE_PATH: "tight\n"})
+    repo.git("checkout", "-q", "main")
+    merged = merge(repo, "feat", keep=(ORACLE_PATH,))
+    tip = merge(repo, "decoy", keep=())
+    assert repo.head(f"{tip}:{ORACLE_PATH}") == repo.head(f"{merged}:{ORACLE_PATH}")
+    assert merged in answering(repo, old, tip)
+
+
+def test_an_older_copy_beside_an_evidence_commit_with_the_same_bytes_still_answers(
+    repo: Work,
+) -> None:
+    """Both parents of the last merge carry the old bytes, one through a trusted
+    revert: the merge that kept the older copy over the tightened one answers for it
+    all the same."""
+    fork(repo)
+    old = repo.commit("tighten", {ORACLE_PATH: "tight\n"})
+    repo.git("checkout", "-qb", "revert", old)
+    repo.commit("revert the tightening", {ORACLE_PATH: "loose\n"})
+    repo.git("checkout", "-q", "main")
+    merged = merge(repo, "feat", keep=(ORACLE_PATH,))
+    tip = merge(repo, "revert")
+    assert set(answering(repo, old, tip)) == {merged}
+
+
+def test_a_trusted_revert_merged_with_an_old_branch_answers_for_itself(repo: Work) -> None:
+    """The revert comes first on main; the older branch merged after it agrees with
+    it, so no merge took anything over a newer copy."""
+    fork(repo)
+    old = repo.commit("tighten", {ORACLE_PATH: "tight\n"})
+    repo.commit("revert the tightening", {ORACLE_PATH: "loose\n"})
+    tip = merge(repo, "feat")
+    assert answering(repo, old, tip) == {}
+
+
+def test_an_evidence_commit_on_the_values_history_explains_it(repo: Work) -> None:
+    fork(repo, "tighten", {ORACLE_PATH: "tight\n"})
+    old = repo.commit("product", {"src/app.py": "v2\n"})
+    merged = merge(repo, "tighten")
+    assert answering(repo, old, merged) == {}
+
+
+def test_merges_past_a_branch_point_of_the_range_answer_for_an_older_copy(
+    repo: Work,
+) -> None:
+    """The range forks inside itself: a side line merges the old branch keeping its
+    copy, and main then takes the side line's copy over its own."""
+    fork(repo)
+    old = repo.commit("tighten", {ORACLE_PATH: "tight\n"})
+    repo.commit("branch point", {"src/app.py": "x\n"})
+    repo.git("checkout", "-qb", "side")
+    repo.commit("side product", {"src/side.py": "s\n"})
+    first = merge(repo, "feat", keep=(ORACLE_PATH,))
+    repo.git("checkout", "-q", "main")
+    repo.commit("main product", {"src/app.py": "y\n"})
+    second = merge(repo, "side")
+    assert repo.head(f"{second}:{ORACLE_PATH}") == repo.head(f"{first}:{ORACLE_PATH}")
+    assert set(answering(repo, old, second)) == {first, second}
+
+
+def test_many_paths_kept_by_one_merge_all_answer(repo: Work) -> None:
+    """Past a few paths the merges' diffs are read whole and filtered."""
+    paths = [f"tests/fixtures/f{i:02d}.json" for i in range(40)]
+    repo.commit("fixtures", dict.fromkeys(paths, "old\n"))
+    fork(repo)
+    old = repo.commit("update fixtures", dict.fromkeys(paths, "new\n"))
+    merged = merge(repo, "feat", keep=tuple(paths))
+    kept = answering(repo, old, merged)
+    assert set(kept) == {merged}
+    assert sorted(path for _, path in kept[merged]) == paths
+
+
+def test_a_protected_tip_answers_when_no_commit_of_the_range_sets_it(repo: Work) -> None:
+    """Fail closed: a protected ref's new history is its whole range; here the range
+    is cut short so that the commit setting the value lies outside it."""
     old = repo.head()
-    repo.commit("tighten", {ORACLE_PATH: "tight\n"})
+    setter = repo.commit("tighten", {ORACLE_PATH: "tight\n"})
     tip = repo.commit("product", {"src/app.py": "v2\n"})
-    facts = protected_facts(old, tip)
-    facts.revlist = (tip, "--not", f"{tip}~1")  # a range that leaves the setter out
-    stale = [(ORACLE, ORACLE_PATH, "100644", repo.head(f"{tip}:{ORACLE_PATH}"))]
-    assert endpoint.kept_by(Git(str(repo.path)), facts, stale) == {tip: [(ORACLE, ORACLE_PATH)]}
+    g = Git(str(repo.path))
+    plans = plan_updates(g, [RefUpdate(setter, tip, MAIN)], POLICY, RefView({MAIN: setter}, setter))
+    classifier = POLICY.classifier()
+    summaries = {c.oid: rules.summarize(c, classifier) for c in stream_commits(g, plans)}
+    settle_plans(plans)
+    plans[0].base = old
+    with CatFile(g) as cat:
+        rows = endpoint.evidence_rows(g, LinkResolver(g, cat), classifier, old, tip)
+    assert endpoint.answering(g, plans[0], rows, summaries) == {tip: [(ORACLE, ORACLE_PATH)]}
 
 
-def test_kept_by_leaves_values_from_excluded_history_to_that_history(repo: Work) -> None:
+def test_values_from_excluded_history_are_left_to_that_history(repo: Work) -> None:
     """On an unprotected ref, a value set by commits another protected ref holds was
     judged when they were pushed."""
     old = repo.head()
     release = repo.commit("release oracle", {ORACLE_PATH: "release\n"})
     tip = repo.commit("product", {"src/app.py": "v2\n"})
-    facts = UpdateFacts(
-        RefUpdate(ZERO, tip, "refs/heads/topic"),
-        protected=False,
-        notes=False,
-        commit=tip,
-        base=old,
-        revlist=(tip, "--not", release),
-    )
-    stale = [(ORACLE, ORACLE_PATH, "100644", repo.head(f"{tip}:{ORACLE_PATH}"))]
-    assert endpoint.kept_by(Git(str(repo.path)), facts, stale) == {}
+    assert answering(repo, old, tip, protected=False, not_=release) == {}
 
 
 # -- the whole judgement ---------------------------------------------------------------------
