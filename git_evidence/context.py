@@ -45,6 +45,24 @@ def server_policy(git: Git, refs: dict[str, str]) -> Policy:
     return policy
 
 
+def policy_after_push(
+    git: Git, refs: Mapping[str, str], updates: Sequence[RefUpdate]
+) -> str | None:
+    """Why the server could not read its policy once ``updates`` are applied (the
+    policies of two branches that disagree on the base, say), or None."""
+    after = dict(refs)
+    for update in updates:
+        if update.is_delete:
+            after.pop(update.ref, None)
+        else:
+            after[update.ref] = update.new
+    try:
+        server_policy(git, after)
+    except PolicyError as exc:
+        return exc.message
+    return None
+
+
 def server_view(refs: dict[str, str], policy: Policy) -> RefView:
     protected = {r: refs[r] for r in policy.protected if r in refs}
     return RefView(protected, refs.get(policy.base), policy.notes_ref in refs)

@@ -79,6 +79,7 @@ def judge(
                 continue
             moved = {fold_path(row[1]) for row in rows}
             if facts.protected and (facts.base is None or fold_path(POLICY_FILE) in moved):
+                facts.policy_changed = True
                 problem = _policy_problem(cat, facts.commit)
                 verdict.findings += rules.judge_policy_file(facts, problem, POLICY_FILE)
             found = lockcheck.lock_facts(git, cat, policy, facts.base, facts.commit, view.notes)

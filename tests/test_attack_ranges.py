@@ -463,6 +463,20 @@ def test_broken_policy_brought_by_a_merge_is_refused(alice: Work) -> None:
     assert refused(result, "policy-invalid")
 
 
+def test_policy_naming_a_base_whose_policy_disagrees_is_refused(alice: Work) -> None:
+    """Each file parses, but main's names develop as the base and develop's names main:
+    the server could read no policy after the push."""
+    assert alice.push("origin", "HEAD:refs/heads/develop", pusher="alice").returncode == 0
+    moved = POLICY + '[rules]\nprotected = ["refs/heads/main", "refs/heads/develop"]\n'
+    moved += 'base = "refs/heads/develop"\n'
+    alice.commit("base moves to develop", {".git-evidence.toml": moved})
+    tip = server_tip(alice)
+    result = alice.push("origin", "HEAD:main", pusher="alice")
+    assert refused(result, "policy-invalid")
+    assert "they must agree" in remote(result)
+    assert server_tip(alice) == tip
+
+
 def test_valid_policy_change_by_a_writer_is_allowed(alice: Work) -> None:
     alice.commit("policy", {".git-evidence.toml": POLICY + '[rules]\nother_path = "reject"\n'})
     result = alice.push("origin", "HEAD:main", pusher="alice")
