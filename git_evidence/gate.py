@@ -6,7 +6,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Sequence
 
-from git_evidence import endpoint, ledgercheck, lockcheck, rules
+from git_evidence import endpoint, ledgercheck, lockcheck, paths, rules
 from git_evidence.budget import PROGRESS
 from git_evidence.endpoint import EndpointRow
 from git_evidence.errors import PolicyError
@@ -62,8 +62,8 @@ def judge(
         verdicts = []
         endpoints: list[list[EndpointRow]] = []
         for plan in plans:
-            rows = _endpoint(git, links, classifier, plan)
             commits = [summaries[c] for c in plan.commits]
+            rows = _endpoint(git, links, classifier, plan, commits)
             kept = endpoint.answering(git, plan, rows, summaries)
             if kept:
                 commits = [rules.with_kept(c, kept[c.oid]) if c.oid in kept else c for c in commits]
@@ -78,7 +78,11 @@ def judge(
             if not verdict.judged or facts.commit is None:
                 continue
             moved = {fold_path(row[1]) for row in rows}
-            if facts.protected and (facts.base is None or fold_path(POLICY_FILE) in moved):
+            if facts.protected and (
+                facts.base is None
+                or fold_path(POLICY_FILE) in moved
+                or any(_touches(summaries[c], paths.POLICY, POLICY_FILE) for c in facts.commits)
+            ):
                 facts.policy_changed = True
                 problem = _policy_problem(cat, facts.commit)
                 verdict.findings += rules.judge_policy_file(facts, problem, POLICY_FILE)
@@ -94,7 +98,11 @@ def judge(
 
 
 def _endpoint(
-    git: Git, links: LinkResolver, classifier: Classifier, plan: UpdateFacts
+    git: Git,
+    links: LinkResolver,
+    classifier: Classifier,
+    plan: UpdateFacts,
+    commits: Sequence[rules.CommitSummary],
 ) -> list[EndpointRow]:
     """The evidence rows of ``base..new`` of an update whose commits are judged."""
     if (
@@ -105,7 +113,24 @@ def _endpoint(
         or plan.base == plan.commit
     ):
         return []
+    if plan.fast_forward and plan.base == plan.update.old and _one_chain(git, commits):
+        # A fast-forward through one chain of single-parent commits: each difference
+        # between old and new is some commit's own diff, judged already.
+        return []
     return endpoint.evidence_rows(git, links, classifier, plan.base, plan.commit)
+
+
+def _one_chain(git: Git, commits: Sequence[rules.CommitSummary]) -> bool:
+    """No commit is a merge. A merge shows combined rows (``merge``) or no change at
+    all, like an empty commit: only those few are asked."""
+    if any(c.merge for c in commits):
+        return False
+    unsure = [c.oid for c in commits if not c.by_class]
+    return not unsure or all(len(ps) <= 1 for ps in git.parent_lists(unsure).values())
+
+
+def _touches(summary: rules.CommitSummary, klass: str, path: str) -> bool:
+    return klass in summary.classes and path in dict(summary.by_class)[klass]
 
 
 def _policy_problem(cat: CatFile, commit: str) -> str | None:

@@ -370,6 +370,14 @@ class Git:
             self.out("diff-tree", "--stdin", *_RAW_DIFF, "--always", "--root", *limit, input=lines)
         )
 
+    def parent_lists(self, commits: Sequence[str]) -> dict[str, list[str]]:
+        """Each commit's parents (the commits themselves only: no walk)."""
+        query = "".join(f"{oid}\n" for oid in commits).encode()
+        out = self.out("rev-list", "--no-walk=unsorted", "--parents", "--stdin", input=query)
+        return {
+            oid: parents for oid, *parents in (line.split() for line in out.decode().splitlines())
+        }
+
     def rev_list_parents(self, args: Sequence[str]) -> list[list[str]]:
         """``[commit, parent…]`` of every commit ``rev-list args`` lists."""
         out = self.out("rev-list", "--parents", *args, "--")
