@@ -18,6 +18,7 @@ from git_evidence import __version__
 from git_evidence.errors import EXIT_ERROR, PREFIX, EvidenceError
 
 if TYPE_CHECKING:
+    from git_evidence.identity import Identity
     from git_evidence.report import Report
 
 HOOKS = frozenset({"pre-commit", "pre-push", "pre-receive", "post-receive"})
@@ -275,14 +276,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         fix = exc.fix or RULES.get(exc.rule, ("", ""))[1]
         if args.command in JUDGING:
-            from git_evidence.identity import Identity
             from git_evidence.report import Report
             from git_evidence.rules import error_finding
 
             report = Report(
-                Identity(None, "no pusher read"),
-                None,
-                error=error_finding(exc.rule, exc.message, fix),
+                _error_identity(args), None, error=error_finding(exc.rule, exc.message, fix)
             )
             _emit(report, fmt, sys.stderr if hook or fmt == "text" else out)
         else:
@@ -299,6 +297,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_ERROR
+
+
+def _error_identity(args: argparse.Namespace) -> Identity:
+    """Who a judgement that could not finish was for: the server's pusher, the name
+    given with ``--as``, else this clone (its trust is not read: git may be what
+    failed)."""
+    from git_evidence.identity import Identity, server_pusher
+
+    if args.command == "pre-receive":
+        return server_pusher(os.environ)
+    as_name = getattr(args, "as_name", None)
+    if as_name is not None:
+        return Identity(as_name, "--as")
+    return Identity(None, "client clone")
 
 
 def _emit(report: Report, fmt: str, stream: TextIO) -> None:

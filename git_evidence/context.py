@@ -4,11 +4,12 @@ on the server (its current refs) or on a client (what it knows of the remote).""
 from __future__ import annotations
 
 import os
+from collections.abc import Collection, Mapping, Sequence
 
 from git_evidence.errors import PolicyError, UsageError
 from git_evidence.git import Git
 from git_evidence.policy import POLICY_FILE, Policy, load_at, read_sealed
-from git_evidence.ranges import RefView
+from git_evidence.ranges import RefUpdate, RefView
 
 DEFAULT_BASE = "refs/heads/main"
 
@@ -44,9 +45,72 @@ def server_policy(git: Git, refs: dict[str, str]) -> Policy:
     return policy
 
 
+def policy_after_push(
+    git: Git, refs: Mapping[str, str], updates: Sequence[RefUpdate]
+) -> str | None:
+    """Why the server could not read its policy once ``updates`` are applied (the
+    policies of two branches that disagree on the base, say), or None."""
+    after = dict(refs)
+    for update in updates:
+        if update.is_delete:
+            after.pop(update.ref, None)
+        else:
+            after[update.ref] = update.new
+    try:
+        server_policy(git, after)
+    except PolicyError as exc:
+        return exc.message
+    return None
+
+
 def server_view(refs: dict[str, str], policy: Policy) -> RefView:
     protected = {r: oid for r, oid in refs.items() if policy.is_protected(r)}
     return RefView(protected, refs.get(policy.base), policy.notes_ref in refs)
+
+
+def server_aliases(
+    git: Git, refs: Mapping[str, str], updates: Sequence[RefUpdate]
+) -> dict[str, str]:
+    """Symbolic refs on this server → the ref each finally names. A pushed ref the
+    ref list lacks may be a dangling symbolic ref (its target does not exist yet):
+    those are asked one by one."""
+    aliases = git.symrefs()
+    for update in updates:
+        if update.ref not in refs and update.ref not in aliases:
+            target = git.symref_target(update.ref)
+            if target is not None and target != update.ref:
+                aliases[update.ref] = target
+    return aliases
+
+
+def judged_refs(
+    updates: Sequence[RefUpdate], aliases: Mapping[str, str], guarded: Collection[str]
+) -> tuple[list[RefUpdate], list[str]]:
+    """Each update as the ref it really moves (SPEC §10): git updates the ref a
+    pushed symbolic ref names, so that ref's rules apply (protection, fast-forward,
+    base, the notes ref, deletion). A ref that a ``guarded`` symbolic ref (a protected
+    ref, the notes ref) names is judged as that guarded ref. Also returns one line per
+    update so judged, for the report."""
+    guarding: dict[str, str] = {}
+    for name in sorted(guarded):
+        target = aliases.get(name)
+        if target is not None and target not in guarded:
+            guarding.setdefault(target, name)
+    judged: list[RefUpdate] = []
+    notes: list[str] = []
+    for update in updates:
+        target = aliases.get(update.ref, update.ref)
+        ref = guarding.get(target, target)
+        if ref != update.ref:
+            how = (
+                f"is a symbolic ref to {target}"
+                if target != update.ref
+                else f"is what the symbolic ref {ref} names"
+            )
+            notes.append(f"{update.ref} {how} on this server: judged as {ref}")
+            update = RefUpdate(update.old, update.new, ref)
+        judged.append(update)
+    return judged, notes
 
 
 def tracking_ref(remote: str | None, ref: str, refs: dict[str, str]) -> str | None:

@@ -6,13 +6,16 @@ from __future__ import annotations
 import gc
 from collections.abc import Sequence
 
-from git_evidence import ledgercheck, lockcheck, rules
+from git_evidence import endpoint, ledgercheck, lockcheck, paths, rules
 from git_evidence.budget import PROGRESS
+from git_evidence.endpoint import EndpointRow
+from git_evidence.errors import PolicyError
 from git_evidence.git import CatFile, Git
 from git_evidence.identity import Identity
-from git_evidence.paths import fold_path
-from git_evidence.policy import Policy
+from git_evidence.paths import Classifier, fold_path
+from git_evidence.policy import POLICY_FILE, Policy, parse_policy
 from git_evidence.ranges import (
+    LinkResolver,
     RefUpdate,
     RefView,
     UpdateFacts,
@@ -53,25 +56,98 @@ def judge(
         if collecting:
             gc.enable()
     settle_plans(plans)
-    verdicts = [
-        rules.judge_update(p, [summaries[c] for c in p.commits], policy, who) for p in plans
-    ]
-    PROGRESS.stage = "checking the lock and the freeze ledger"
     with CatFile(git) as cat:
+        PROGRESS.stage = "comparing each base with its new tip"
+        links = LinkResolver(git, cat)
+        verdicts = []
+        endpoints: list[list[EndpointRow]] = []
+        for plan in plans:
+            commits = [summaries[c] for c in plan.commits]
+            rows = _endpoint(git, links, classifier, plan, commits)
+            kept = endpoint.answering(git, plan, rows, summaries)
+            if kept:
+                commits = [rules.with_kept(c, kept[c.oid]) if c.oid in kept else c for c in commits]
+            verdicts.append(rules.judge_update(plan, commits, policy, who))
+            endpoints.append(rows)
+        PROGRESS.stage = "checking the lock and the freeze ledger"
         pins = lockcheck.pin_lookup(git, cat, policy.notes_ref)
-        for verdict in verdicts:
+        for verdict, rows in zip(verdicts, endpoints, strict=True):
             facts = verdict.facts
             if facts.notes:
                 verdict.findings += _notes_findings(git, cat, facts, policy, who)
             if not verdict.judged or facts.commit is None:
                 continue
+            moved = {fold_path(row[1]) for row in rows}
+            if facts.protected and (
+                facts.base is None
+                or fold_path(POLICY_FILE) in moved
+                or any(_touches(summaries[c], paths.POLICY, POLICY_FILE) for c in facts.commits)
+            ):
+                facts.policy_changed = True
+                problem = _policy_problem(cat, facts.commit)
+                verdict.findings += rules.judge_policy_file(facts, problem, POLICY_FILE)
             found = lockcheck.lock_facts(git, cat, policy, facts.base, facts.commit, view.notes)
             verdict.findings += rules.judge_lock(facts, found, policy, who)
             touched = [(c, change) for c in facts.commits for change in summaries[c].ledger]
-            if touched:
+            # The whole-range check runs whenever the ledger differs between base and
+            # new, also when no commit's own diff touches it (a merge kept an older one).
+            if touched or ledger_path in moved:
                 problems = ledgercheck.ledger_problems(git, cat, facts, touched, policy, pins)
                 verdict.findings += rules.judge_ledger(facts, problems, policy.ledger_path)
     return Report(who, policy, verdicts)
+
+
+def _endpoint(
+    git: Git,
+    links: LinkResolver,
+    classifier: Classifier,
+    plan: UpdateFacts,
+    commits: Sequence[rules.CommitSummary],
+) -> list[EndpointRow]:
+    """The evidence rows of ``base..new`` of an update whose commits are judged."""
+    if (
+        plan.revlist is None
+        or plan.base is None
+        or plan.commit is None
+        or plan.fast_forward is False
+        or plan.base == plan.commit
+    ):
+        return []
+    if plan.fast_forward and plan.base == plan.update.old and _one_chain(git, commits):
+        # A fast-forward through one chain of single-parent commits: each difference
+        # between old and new is some commit's own diff, judged already.
+        return []
+    return endpoint.evidence_rows(git, links, classifier, plan.base, plan.commit)
+
+
+def _one_chain(git: Git, commits: Sequence[rules.CommitSummary]) -> bool:
+    """No commit is a merge. A merge shows combined rows (``merge``) or no change at
+    all, like an empty commit: only those few are asked."""
+    if any(c.merge for c in commits):
+        return False
+    unsure = [c.oid for c in commits if not c.by_class]
+    return not unsure or all(len(ps) <= 1 for ps in git.parent_lists(unsure).values())
+
+
+def _touches(summary: rules.CommitSummary, klass: str, path: str) -> bool:
+    return klass in summary.classes and path in dict(summary.by_class)[klass]
+
+
+def _policy_problem(cat: CatFile, commit: str) -> str | None:
+    """Why the policy file ``commit`` carries does not parse and validate, or None
+    (no file: the built-in defaults, which are valid)."""
+    hit = cat.get(f"{commit}:{POLICY_FILE}")
+    if hit is None:
+        return None
+    _, kind, data = hit
+    source = f"{commit[:12]}:{POLICY_FILE}"
+    if kind != "blob":
+        return f"{source}: a {kind}, not a policy file"
+    try:
+        parse_policy(data, source)
+    except PolicyError as exc:
+        return exc.message
+    return None
 
 
 def _notes_findings(

@@ -36,6 +36,18 @@ SEALED_ENV = {
 DROPPED_ENV = ("GIT_GRAFT_FILE", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_CONFIG_PARAMETERS")
 
 
+# Plain raw rows, both object ids, no rename guessing, no user diff drivers.
+_RAW_DIFF = (
+    "-r",
+    "-z",
+    "--raw",
+    "--no-renames",
+    "--no-ext-diff",
+    "--no-textconv",
+    "--ignore-submodules=none",
+)
+
+
 def is_zero(oid: str) -> bool:
     return oid in ZERO_OIDS
 
@@ -133,6 +145,23 @@ class Git:
             oid, _, name = line.partition(" ")
             refs[name] = oid
         return refs
+
+    def symrefs(self) -> dict[str, str]:
+        """Every symbolic ref that resolves to an existing ref, mapped to the ref it
+        finally names (``%(symref)`` follows the whole chain)."""
+        out = self.out("for-each-ref", "--format=%(refname)%00%(symref)")
+        aliases: dict[str, str] = {}
+        for line in out.decode("utf-8", "surrogateescape").splitlines():
+            name, _, target = line.partition("\0")
+            if target:
+                aliases[name] = target
+        return aliases
+
+    def symref_target(self, ref: str) -> str | None:
+        """The ref a symbolic ref finally names, also when that ref does not exist yet
+        (``for-each-ref`` leaves such dangling symbolic refs out)."""
+        code, out = self.run("symbolic-ref", "-q", "--", ref, ok_codes=(0, 1, 128))
+        return out.decode("utf-8", "surrogateescape").strip() or None if code == 0 else None
 
     def resolve_commit(self, rev: str) -> str | None:
         code, out = self.run(
@@ -367,6 +396,36 @@ class Git:
             raise errors[0]
         if rest:
             yield rest
+
+    def diff_trees(self, old: str, new: str) -> list[bytes]:
+        """The raw changes between two tree-ish (no header), as NUL-separated tokens."""
+        return zsplit(self.out("diff-tree", *_RAW_DIFF, old, new))
+
+    def diff_pairs(self, pairs: Sequence[str], paths: Sequence[str]) -> list[bytes]:
+        """``<commit> [<parent>]`` lines through one ``diff-tree --stdin``, limited to
+        ``paths`` when given: each line gives its commit id as a header (``--always``),
+        then its rows, in the order of the lines (a lone commit is diffed against the
+        empty tree)."""
+        if not pairs:
+            return []
+        lines = "".join(f"{pair}\n" for pair in pairs).encode()
+        limit = ("--", *paths) if paths else ()
+        return zsplit(
+            self.out("diff-tree", "--stdin", *_RAW_DIFF, "--always", "--root", *limit, input=lines)
+        )
+
+    def parent_lists(self, commits: Sequence[str]) -> dict[str, list[str]]:
+        """Each commit's parents (the commits themselves only: no walk)."""
+        query = "".join(f"{oid}\n" for oid in commits).encode()
+        out = self.out("rev-list", "--no-walk=unsorted", "--parents", "--stdin", input=query)
+        return {
+            oid: parents for oid, *parents in (line.split() for line in out.decode().splitlines())
+        }
+
+    def rev_list_parents(self, args: Sequence[str]) -> list[list[str]]:
+        """``[commit, parent…]`` of every commit ``rev-list args`` lists."""
+        out = self.out("rev-list", "--parents", *args, "--")
+        return [line.split() for line in out.decode().splitlines()]
 
     def diff_index_cached(self, head: str) -> list[bytes]:
         return zsplit(

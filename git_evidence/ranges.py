@@ -92,6 +92,7 @@ class UpdateFacts:
     revlist: tuple[str, ...] | None = None  # rev-list arguments for the range
     commits: list[str] = field(default_factory=list)
     named_ref: bool = True  # False for `check` ranges: no ref-name rules
+    policy_changed: bool = False  # a protected ref whose policy file the update changes
 
 
 def plan_updates(

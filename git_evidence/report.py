@@ -92,7 +92,9 @@ def _finding_json(finding: Finding) -> dict[str, Any]:
 
 
 def to_text(report: Report, *, verbose: bool = True) -> str:
-    lines: list[str] = [f"{PREFIX}: {note}" for note in report.notes]
+    lines: list[str] = []
+    for note in report.notes:
+        lines += _wrap(f"{PREFIX}: {note}")
     if report.error is not None:
         lines += _finding_lines(report.error)
     for verdict in report.verdicts:
@@ -113,6 +115,13 @@ def to_text(report: Report, *, verbose: bool = True) -> str:
         break_long_words=False,
     )
     return "\n".join(lines) + "\n"
+
+
+def _wrap(text: str) -> list[str]:
+    """One message in lines that fit under git's `remote: ` prefix."""
+    return textwrap.wrap(
+        text, WIDTH, subsequent_indent="    ", break_on_hyphens=False, break_long_words=False
+    ) or [text]
 
 
 def _finding_lines(finding: Finding) -> list[str]:

@@ -113,6 +113,12 @@ RULES: dict[str, tuple[str | None, str]] = {
         "exists, by a ledger writer",
     ),
     "policy-error": (REJECT, "fix the policy file named above; until then every push is refused"),
+    "policy-invalid": (
+        REJECT,
+        "{ref} would be left with a policy file that does not parse (every later push "
+        "would be refused): correct it (`git evidence policy --base {commit}` shows the "
+        "error) and push again",
+    ),
     "time-budget": (
         REJECT,
         "nothing was allowed: push fewer commits at a time, or raise "
@@ -149,6 +155,10 @@ class CommitSummary(NamedTuple):
     changed_tests: tuple[str, ...] = ()
     # (status, old blob, new blob, path) of each change to the freeze ledger
     ledger: tuple[tuple[str, str, str, str], ...] = ()
+    # (path, new mode, new object id) of each evidence change: what the commit sets
+    evidence_values: tuple[tuple[str, str, str], ...] = ()
+    # evidence paths a merge kept from an older copy (SPEC §10, the endpoint rule)
+    kept: tuple[str, ...] = ()
 
 
 # Commits share a handful of class combinations: one frozenset object each.
@@ -161,13 +171,16 @@ def summarize(commit: CommitDiff, classifier: Classifier, ledger_path: str = "")
     added: list[str] = []
     changed: list[str] = []
     ledger: list[tuple[str, str, str, str]] = []
+    values: list[tuple[str, str, str]] = []
     for change in commit.changes:
         klass = classifier.classify_change(change).klass
         by_class.setdefault(klass, []).append(change.path)
         if klass == paths.TEST:
             (added if change.status == "A" else changed).append(change.path)
-        elif klass == paths.LEDGER and fold_path(change.path) == ledger_path:
-            ledger.append((change.status, *change.object_ids(), change.path))
+        elif klass in EVIDENCE_CLASSES:
+            values.append((change.path, change.new_mode, change.object_ids()[1]))
+            if klass == paths.LEDGER and fold_path(change.path) == ledger_path:
+                ledger.append((change.status, *change.object_ids(), change.path))
     key = tuple(by_class)
     classes = _CLASS_SETS.get(key) or _CLASS_SETS.setdefault(key, frozenset(key))
     return CommitSummary(
@@ -178,6 +191,24 @@ def summarize(commit: CommitDiff, classifier: Classifier, ledger_path: str = "")
         tuple(added),
         tuple(changed),
         tuple(ledger),
+        tuple(values),
+    )
+
+
+def with_kept(summary: CommitSummary, kept: Iterable[tuple[str, str]]) -> CommitSummary:
+    """``summary`` judged as also changing ``kept`` (``(class, path)`` pairs): evidence
+    a merge brought back from an older copy is a change that merge made."""
+    by_class = {k: list(v) for k, v in summary.by_class}
+    paths_kept = list(summary.kept)
+    for klass, path in kept:
+        if path not in by_class.setdefault(klass, []):
+            by_class[klass].append(path)
+        if path not in paths_kept:
+            paths_kept.append(path)
+    return summary._replace(
+        by_class=tuple((k, tuple(v)) for k, v in by_class.items()),
+        classes=frozenset(by_class),
+        kept=tuple(paths_kept),
     )
 
 
@@ -295,6 +326,7 @@ def judge_update(
     union: dict[str, dict[str, None]] = {}
     added: dict[str, None] = {}
     changed: dict[str, None] = {}
+    kept: dict[str, None] = {}
     for commit in commits:
         classes = commit.classes
         if classes & EVIDENCE_CLASSES and classes & NON_EVIDENCE_SIDE:
@@ -304,8 +336,7 @@ def judge_update(
                     ref,
                     commit=commit.oid,
                     found=_side_by_side(dict(commit.by_class)),
-                    message=("merge" if commit.merge else "commit")
-                    + " changes evidence and product in one",
+                    message=_mix_message(commit),
                     base=base,
                 )
             )
@@ -315,6 +346,7 @@ def judge_update(
                     union.setdefault(klass, {}).update(dict.fromkeys(found))
         added.update(dict.fromkeys(commit.added_tests))
         changed.update(dict.fromkeys(commit.changed_tests))
+        kept.update(dict.fromkeys(commit.kept))
     evidence = present & EVIDENCE_CLASSES
     # The split trick: no single commit mixes, the range does. (A range whose mix is
     # one mixed commit already has its finding.)
@@ -346,7 +378,12 @@ def judge_update(
                 "evidence-untrusted",
                 ref,
                 found={k: list(union[k]) for k in sorted(untrusted)},
-                message=f"{who.describe()} may not change evidence",
+                message=f"{who.describe()} may not change evidence"
+                + (
+                    f" (a merge brings back an older copy of {len(kept)} evidence path(s))"
+                    if kept
+                    else ""
+                ),
                 base=base,
                 writers=_writers(writers),
             )
@@ -364,6 +401,12 @@ def judge_update(
     return verdict
 
 
+def _mix_message(commit: CommitSummary) -> str:
+    if commit.kept:
+        return "merge brings back an older copy of evidence and changes product in one"
+    return ("merge" if commit.merge else "commit") + " changes evidence and product in one"
+
+
 def _lists(union: dict[str, dict[str, None]]) -> dict[str, list[str]]:
     return {k: list(v) for k, v in union.items()}
 
@@ -376,6 +419,21 @@ def _side_by_side(by_class: Mapping[str, Sequence[str]]) -> dict[str, list[str]]
 
 def error_finding(rule: str, message: str, hint: str) -> Finding:
     return Finding(rule, REJECT, "", None, {}, message, hint)
+
+
+def judge_policy_file(facts: UpdateFacts, problem: str | None, path: str) -> list[Finding]:
+    """A protected ref must be left with a policy file that parses and validates."""
+    if problem is None:
+        return []
+    return [
+        _finding(
+            "policy-invalid",
+            facts.update.ref,
+            commit=facts.commit,
+            found={paths.POLICY: [path]},
+            message=problem,
+        )
+    ]
 
 
 def judge_lock(facts: UpdateFacts, lock: LockFacts, policy: Policy, who: Identity) -> list[Finding]:

@@ -13,7 +13,7 @@ import os
 import sys
 
 from git_evidence import pinning
-from git_evidence.context import server_policy
+from git_evidence.context import judged_refs, server_aliases, server_policy, server_view
 from git_evidence.errors import EXIT_ERROR, EvidenceError
 from git_evidence.git import Git
 from git_evidence.identity import server_pusher
@@ -26,6 +26,9 @@ def run(args: argparse.Namespace) -> int:
     refs = git.refs()
     policy = server_policy(git, refs)
     who = server_pusher(os.environ)
+    # A push through a symbolic ref moved the ref it names: pin that one.
+    guarded = {*server_view(refs, policy).protected, policy.notes_ref}
+    updates, _ = judged_refs(updates, server_aliases(git, refs, updates), guarded)
     status = 0
     for update in updates:
         if update.is_delete or not policy.is_protected(update.ref):

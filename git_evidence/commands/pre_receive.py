@@ -8,12 +8,19 @@ import os
 import sys
 
 from git_evidence import budget, gate
-from git_evidence.context import server_policy, server_view
+from git_evidence.context import (
+    judged_refs,
+    policy_after_push,
+    server_aliases,
+    server_policy,
+    server_view,
+)
 from git_evidence.git import Git
 from git_evidence.identity import server_pusher
-from git_evidence.policy import Policy
+from git_evidence.policy import POLICY_FILE, Policy
 from git_evidence.ranges import parse_receive_lines
 from git_evidence.report import Report
+from git_evidence.rules import REJECT, judge_policy_file
 
 
 def run(args: argparse.Namespace) -> Report:
@@ -25,8 +32,17 @@ def run(args: argparse.Namespace) -> Report:
     policy = server_policy(git, refs)
     budget.start(policy.time_budget_s)
     try:
-        return gate.judge(
-            git, updates, policy, server_view(refs, policy), server_pusher(os.environ)
-        )
+        view = server_view(refs, policy)
+        aliases = server_aliases(git, refs, updates)
+        updates, notes = judged_refs(updates, aliases, {*view.protected, policy.notes_ref})
+        report = gate.judge(git, updates, policy, view, server_pusher(os.environ))
+        report.notes = notes + report.notes
+        changed = [v for v in report.verdicts if v.facts.policy_changed]
+        if changed and report.decision != REJECT:
+            # Each policy file parses; together they must still give one policy.
+            problem = policy_after_push(git, refs, updates)
+            for verdict in changed:
+                verdict.findings += judge_policy_file(verdict.facts, problem, POLICY_FILE)
+        return report
     finally:
         budget.stop()

@@ -1,0 +1,276 @@
+"""The endpoint in a judgement (SPEC §10): the evidence that differs between an
+update's base and its new tip, and for each such path the commits that answer for its
+value when no commit of the range sets it on the history it reaches the tip by (a
+merge that kept an older copy from a parent forked before the evidence changed).
+
+This layer reads git and walks the range's history; ``rules`` judges the commits it
+names as having made the change."""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+from collections.abc import Mapping, Sequence
+
+from git_evidence.errors import GitError
+from git_evidence.git import Git, decode_path
+from git_evidence.paths import EVIDENCE_CLASSES, SYMLINK_MODE, Change, Classifier
+from git_evidence.ranges import LinkResolver, UpdateFacts, parse_raw
+from git_evidence.rules import CommitSummary
+
+# (class, path, new mode, new object id) of an evidence path that differs between
+# base and new; a path new lacks has mode 000000 and a zero id, as git prints them.
+EndpointRow = tuple[str, str, str, str]
+_SYMLINK = SYMLINK_MODE.encode()
+_PATHSPEC_MAX = 32
+
+
+def evidence_rows(
+    git: Git, links: LinkResolver, classifier: Classifier, base: str, new: str
+) -> list[EndpointRow]:
+    """One ``diff-tree base new`` for the whole update. It is not limited by pathspec:
+    evidence is matched on folded paths and by structure (links, entries above a
+    root), which no pathspec expresses; the rows are classified as commits' are."""
+    tokens = git.diff_trees(base, new)
+    rows: list[EndpointRow] = []
+    header = new.encode()
+    pairs = iter(tokens)
+    # A large push differs from its base in thousands of product paths: a plain row is
+    # classified by its path alone (what the stream already cached), only a symlink
+    # row is parsed whole, its target followed through `new`'s tree.
+    for meta, raw in zip(pairs, pairs, strict=True):
+        if _SYMLINK in meta:
+            diff = next(parse_raw(iter([header, meta, raw]), links))
+            change = diff.changes[0]
+        else:
+            change = Change("M", "", "", "", "", decode_path(raw))
+        klass = classifier.classify_change(change).klass
+        if klass in EVIDENCE_CLASSES:
+            fields = meta.decode().split()
+            rows.append((klass, change.path, fields[1], fields[3]))
+    return rows
+
+
+def answering(
+    git: Git,
+    facts: UpdateFacts,
+    rows: Sequence[EndpointRow],
+    summaries: Mapping[str, CommitSummary],
+) -> dict[str, list[tuple[str, str]]]:
+    """commit → ``(class, path)`` of the endpoint rows it is judged as changing
+    although its own diff does not (SPEC §10: the endpoint must be explained).
+
+    Each evidence path that differs between base and new must get its value at new
+    from a commit of the range that sets it by its own diff, on the history that
+    value reaches new by (see ``_Graph.walk``). A merge through which an older copy
+    arrives instead — it took a parent's copy that came from outside the range over
+    another parent's different one — is judged as changing the path. When no commit
+    of the range answers, the value came with history the range excludes (another
+    protected ref's accepted commits), except on a protected ref, whose whole new
+    history is the range: there the tip answers.
+    """
+    found: dict[str, list[tuple[str, str]]] = {}
+    if not rows or facts.commit is None:
+        return found
+    wanted = {row[1] for row in rows}
+    touching: dict[str, list[str]] = {}
+    plain: set[str] = set()  # paths some commit touches, but not as evidence
+    for oid in facts.commits:
+        for klass, listed in summaries[oid].by_class:
+            for path in listed:
+                if path in wanted:
+                    touching.setdefault(path, []).append(oid)
+                    if klass not in EVIDENCE_CLASSES:
+                        plain.add(path)
+    graph = _Graph(git, facts, facts.commit, summaries, wanted, touching)
+    for klass, path, mode, oid in rows:
+        if path in graph.merged_over or path in plain:
+            blamed, explained = graph.walk(path, (path, mode, oid))
+        else:
+            # No merge takes this path from one parent against another's copy, and
+            # every commit touching it does so as evidence: walking back from new,
+            # the first commit touching it on every way sets the value, as evidence.
+            blamed, explained = [], path in touching
+        if not blamed and not explained and facts.protected:
+            blamed = [facts.commit]
+        for commit in blamed:
+            found.setdefault(commit, []).append((klass, path))
+    return found
+
+
+class _Graph:
+    """The range cut into segments: runs of single-parent commits with no branching
+    inside, and merges on their own. A walk for one path steps from segment to
+    segment, finding the first commit of a segment that touches the path by bisection,
+    so it costs the merges and branch points it meets, not the commits."""
+
+    def __init__(
+        self,
+        git: Git,
+        facts: UpdateFacts,
+        tip: str,
+        summaries: Mapping[str, CommitSummary],
+        wanted: set[str],
+        touching: Mapping[str, list[str]],
+    ) -> None:
+        self.summaries = summaries
+        commits = facts.commits
+        self.parents: dict[str, list[str]] = {}
+        # (merge, parent, path) for each endpoint path a merge's result differs in
+        # from that parent.
+        self.differs: set[tuple[str, str, str]] = set()
+        if any(summaries[c].merge or not summaries[c].by_class for c in commits):
+            revlist = [arg for arg in facts.revlist or () if arg != "--boundary"]
+            for commit, *parents in git.rev_list_parents(revlist):
+                self.parents[commit] = parents
+            self._merge_diffs(git, sorted(wanted))
+        else:
+            # No merge (a merge either has `merge` set or shows no change): the range
+            # is one chain, listed child first; its last commit's parent lies outside.
+            for child, parent in itertools.pairwise(commits):
+                self.parents[child] = [parent]
+            if commits:
+                self.parents[commits[-1]] = []
+        self.merged_over = {path for _, _, path in self.differs}
+        self.tip = tip
+        self._segments(tip)
+        # path → segment → positions of the commits touching it there, in order
+        self.touch: dict[str, dict[int, list[int]]] = {}
+        for path, oids in touching.items():
+            by_segment = self.touch.setdefault(path, {})
+            for oid in oids:
+                where = self.where.get(oid)
+                if where is not None:
+                    by_segment.setdefault(where[0], []).append(where[1])
+            for positions in by_segment.values():
+                positions.sort()
+
+    def _segments(self, tip: str) -> None:
+        parents = self.parents
+        kids: dict[str, int] = {}
+        under_merge: set[str] = set()
+        for ps in parents.values():
+            for parent in ps:
+                kids[parent] = kids.get(parent, 0) + 1
+                if len(ps) > 1:
+                    under_merge.add(parent)
+
+        def head(commit: str) -> bool:
+            return (
+                commit == tip
+                or len(parents[commit]) > 1
+                or kids.get(commit, 0) != 1
+                or commit in under_merge
+            )
+
+        self.members: list[list[str]] = []
+        self.below: list[str | None] = []  # a head, a commit outside, or None (a root)
+        self.where: dict[str, tuple[int, int]] = {}
+        for start in parents:
+            if len(parents[start]) > 1 or not head(start):
+                continue
+            run = [start]
+            current: str | None = start
+            while current is not None:
+                ps = parents[current]
+                if not ps:  # a root
+                    current = None
+                    break
+                parent = ps[0]
+                if parent not in parents or head(parent):
+                    current = parent
+                    break
+                run.append(parent)
+                current = parent
+            for position, oid in enumerate(run):
+                self.where[oid] = (len(self.members), position)
+            self.members.append(run)
+            self.below.append(current)
+
+    def _merge_diffs(self, git: Git, paths: list[str]) -> None:
+        pairs = [(m, p) for m, ps in self.parents.items() if len(ps) > 1 for p in ps]
+        # diff-tree answers the lines in order, each with its commit id as a header.
+        blocks = iter(pairs)
+        current: tuple[str, str] = ("", "")
+        meta: bytes | None = None
+        lines = [f"{m} {p}" for m, p in pairs]
+        # git matches every tree entry against every pathspec: past a few paths, the
+        # whole diff filtered here costs less.
+        limit = paths if len(paths) <= _PATHSPEC_MAX else []
+        wanted = set(paths)
+        for token in git.diff_pairs(lines, limit) if pairs else ():
+            if meta is not None:
+                path = decode_path(token)
+                if path in wanted:
+                    self.differs.add((*current, path))
+                meta = None
+            elif token.startswith(b":"):
+                meta = token
+            else:
+                current = next(blocks)
+                if token.decode() != current[0]:
+                    raise GitError(["git", "diff-tree", "--stdin"], 0, token, b"out of order")
+
+    def walk(self, path: str, value: tuple[str, str, str]) -> tuple[list[str], bool]:
+        """The commits that answer for ``path`` having ``value`` at the tip, and
+        whether a commit of the range that carries the value sets it as evidence.
+
+        Walking back from the tip through commits that carry the value (a merge: into
+        the parents it shares the value with), a commit whose own diff sets it as
+        evidence explains it (a non-merge commit; a merge whose result differs from
+        every parent). A carrier is *stale* when the value reaches it from outside the
+        range (or from a root that lacks the path) without passing such a commit. A
+        stale merge that took the value over a parent's different one kept an older
+        copy: it answers for it, as does a commit that sets the value but not as
+        evidence."""
+        touched = self.touch.get(path, {})
+        stale: dict[str, bool] = {}
+        blamed: list[str] = []
+        explained = False
+        todo: list[tuple[str, list[str] | None]] = [(self.tip, None)]
+        while todo:
+            commit, carriers = todo.pop()
+            if carriers is not None:  # its carriers are settled: settle it
+                stale[commit] = any(stale[c] for c in carriers)
+                if stale[commit] and len(carriers) < len(self.parents[commit]):
+                    blamed.append(commit)  # took one parent's copy over another's
+                continue
+            if commit in stale:
+                continue
+            parents = self.parents.get(commit)
+            if parents is None:  # outside the range: the value comes from there
+                stale[commit] = True
+                continue
+            if len(parents) > 1:
+                differ = {p for p in parents if (commit, p, path) in self.differs}
+                if len(differ) == len(parents):  # its own (combined) change
+                    stale[commit] = False
+                    explained = self._own(commit, value, blamed) or explained
+                    continue
+                carriers = [p for p in parents if p not in differ]
+            else:
+                segment, position = self.where[commit]
+                positions = touched.get(segment, ())
+                hit = bisect.bisect_left(positions, position)
+                if hit < len(positions):  # the first commit below that touches it
+                    stale[commit] = False
+                    setter = self.members[segment][positions[hit]]
+                    explained = self._own(setter, value, blamed) or explained
+                    continue
+                below = self.below[segment]
+                if below is None:  # a root that lacks the path: nothing set it
+                    stale[commit] = True
+                    continue
+                carriers = [below]
+            stale[commit] = False  # in progress; a commit is never its own ancestor
+            todo.append((commit, carriers))
+            todo += [(c, None) for c in carriers if c not in stale]
+        return blamed, explained
+
+    def _own(self, commit: str, value: tuple[str, str, str], blamed: list[str]) -> bool:
+        """``commit``'s own diff sets the value: as evidence, judged already (True);
+        otherwise it answers for it."""
+        if value in self.summaries[commit].evidence_values:
+            return True
+        blamed.append(commit)
+        return False
