@@ -178,6 +178,17 @@ class Git:
         code, out = self.run("merge-base", a, b, ok_codes=(0, 1))
         return out.decode().strip() if code == 0 else None
 
+    def nearest_of(self, commit: str, tips: Sequence[str]) -> str | None:
+        """The one commit of ``tips``' history that ``commit``'s own commits sit on
+        directly, when there is exactly one: the boundary of ``commit --not tips``
+        reduced to those no other boundary commit contains. None when the range is
+        empty or sits on several independent lines."""
+        listed = self.out("rev-list", "--boundary", commit, "--not", *tips, "--")
+        edge = sorted({line[1:].decode() for line in listed.split() if line.startswith(b"-")})
+        if len(edge) > 1:
+            edge = self.text("merge-base", "--independent", *edge).split()
+        return edge[0] if len(edge) == 1 else None
+
     def empty_tree(self) -> str:
         return self.text("hash-object", "-t", "tree", "/dev/null")
 

@@ -130,9 +130,18 @@ def plan_updates(
         others = [oid for ref, oid in view.protected.items() if ref != update.ref]
         exclude_here = sorted(set(others)) if facts.protected else exclude
         if view.base is not None:
-            facts.base = git.merge_base(view.base, facts.commit)
+            facts.base = _base_of(git, facts.commit, view.base, exclude_here)
         facts.revlist = (facts.commit, "--not", *exclude_here)
     return plans
+
+
+def _base_of(git: Git, commit: str, base_tip: str, protected: Sequence[str]) -> str | None:
+    """merge-base(rules.base, new) — unless other protected lines exist and the range
+    sits on exactly one of them (a hotfix off `release/1.0`): then the commit of that
+    line it sits on, since that line's history is as accepted as the base's."""
+    if not set(protected) - {base_tip}:
+        return git.merge_base(base_tip, commit)
+    return git.nearest_of(commit, protected) or git.merge_base(base_tip, commit)
 
 
 def settle_plans(plans: Sequence[UpdateFacts]) -> None:
