@@ -1,0 +1,574 @@
+"""``git evidence judge [CANDIDATE] [--patch FILE] …``: classify a candidate's test
+results (SPEC §11), on a machine the candidate cannot write.
+
+Evidence first, nothing run: the changes base → candidate are classified and the lock
+roots of an exported workspace are hashed from disk and compared with the pin. Only a
+candidate that changes no evidence and nothing held has its properties run, each in a
+workspace that shares nothing with the repository's git directory; the lock roots are
+hashed again afterwards. Then one class, one verdict record."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from typing import Any
+
+from git_evidence import __version__, ledger, lock, manifest, paths, runner, verdict, workspace
+from git_evidence.context import (
+    client_policy,
+    policy_at,
+    require_commit,
+    sealed_policy,
+    tracking_ref,
+)
+from git_evidence.disk import worktree_manifest
+from git_evidence.errors import EvidenceError, UsageError
+from git_evidence.git import CatFile, Git, zsplit
+from git_evidence.identity import server_pusher
+from git_evidence.lock import LockInvalid
+from git_evidence.manifest import Drift, Entry
+from git_evidence.policy import JUNIT_PLACEHOLDER, JudgeProperty, Policy
+from git_evidence.ranges import LinkResolver, parse_raw
+from git_evidence.records import canonical_json, digest, now_utc
+from git_evidence.verdict import FixtureRun, PropertyRuns, Signals
+
+# Variables that would point a command at the repository (or another one) instead of
+# the workspace it runs in.
+REPOSITORY_ENV = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_QUARANTINE_PATH",
+    "GIT_PREFIX",
+    "OLDPWD",
+)
+
+
+@dataclass(frozen=True)
+class Pin:
+    """The lock in force at the base, or the base's own manifest when none is."""
+
+    digest: str | None
+    commit: str | None
+    note: str | None
+    roots: tuple[str, ...]
+    files: dict[str, Entry]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "digest": self.digest,
+            "commit": self.commit,
+            "note": self.note,
+            "unpinned": self.digest is None,
+            "roots": list(self.roots),
+        }
+
+
+def run(args: argparse.Namespace) -> int:
+    started_at, clock = now_utc(), time.monotonic()
+    git = Git()
+    command = list(getattr(args, "command_argv", None) or [])
+    _check_usage(args, command)
+    refs = git.refs()
+    candidate = None if args.patch else require_commit(git, args.candidate or "HEAD")
+    policy, base = judge_base(git, refs, args.base, candidate or require_commit(git, "HEAD"))
+    props = select_properties(policy, args, command)
+    patch = _read_patch(args.patch) if args.patch else None
+    label = candidate or "patch:" + digest(patch or b"")
+    facts: dict[str, Any] = {
+        "base": base,
+        "candidate": label,
+        "policy": {"source": policy.source, "digest": policy.digest},
+        "started_at": started_at,
+        "runner": _runner_identity(),
+        "tool": {"name": "git-evidence", "version": __version__},
+    }
+    try:
+        pin = read_pin(git, policy, base)
+        facts["pin"] = pin.as_json()
+        record = _judge(git, policy, base, candidate, patch, pin, props, args, facts, clock)
+    except EvidenceError as exc:
+        record = _undecided(facts, exc, clock)
+    _publish(git, policy, record, candidate, args)
+    if args.format == "json":
+        sys.stdout.write(canonical_json(record).decode() + "\n")
+    else:
+        sys.stdout.write(verdict.to_text(record))
+    return int(record["exit"])
+
+
+def _check_usage(args: argparse.Namespace, command: list[str]) -> None:
+    if args.patch and args.candidate:
+        raise UsageError(
+            "give a CANDIDATE commit or --patch FILE, not both",
+            fix="a patch is judged on the base (--base REF)",
+        )
+    if args.note and args.patch:
+        raise UsageError(
+            "--note stores the verdict on the candidate commit, and a patch has none",
+            fix="use --out FILE for a patch, or commit it and judge the commit",
+        )
+    if args.jobs < 1 or (args.repeat is not None and args.repeat < 2):
+        raise UsageError("--jobs must be at least 1 and --repeat at least 2")
+    if args.seeds is not None and args.seeds < 1:
+        raise UsageError("--seeds must be at least 1")
+    if any(s < 0 for s in args.seed or ()):
+        raise UsageError("--seed takes whole numbers from 0")
+    if args.property and command:
+        raise UsageError(
+            "-- CMD defines the property `cli` and replaces the policy's: --property "
+            "selects among the policy's",
+            fix="give one or the other",
+        )
+
+
+def judge_base(
+    git: Git, refs: dict[str, str], base_arg: str | None, head: str
+) -> tuple[Policy, str]:
+    """``--base``, else the merge-base of the candidate with ``rules.base`` (the
+    remote's copy when this clone has one); and the policy there, unless sealed."""
+    sealed = sealed_policy(git)
+    if base_arg:
+        base = require_commit(git, base_arg)
+    else:
+        guide = sealed or client_policy(git, None, refs)
+        tip = tracking_ref("origin", guide.base, refs) or (
+            guide.base if guide.base in refs else None
+        )
+        if tip is None:
+            raise UsageError(
+                f"no {guide.base} here to find the base from",
+                fix="fetch it (git fetch origin) or pass --base REF",
+            )
+        found = git.merge_base(refs[tip], head)
+        if found is None:
+            raise UsageError(f"the candidate shares no history with {tip}", fix="pass --base REF")
+        base = found
+    return sealed or policy_at(git, base), base
+
+
+def select_properties(
+    policy: Policy, args: argparse.Namespace, command: list[str]
+) -> tuple[JudgeProperty, ...]:
+    judge = policy.judge
+    if command:
+        props: tuple[JudgeProperty, ...] = (
+            JudgeProperty(
+                "cli",
+                tuple(command),
+                tuple(range(judge.seeds)),
+                judge.repeat,
+                judge.timeout_s,
+                junit=any(JUNIT_PLACEHOLDER in a for a in command),
+                source="command line",
+            ),
+        )
+    else:
+        props = judge.properties
+    if args.property:
+        known = {p.id: p for p in props}
+        missing = [i for i in args.property if i not in known]
+        if missing:
+            raise UsageError(
+                f"no property {', '.join(missing)} (known: {', '.join(known) or 'none'})",
+                fix="name a [[judge.property]] id of the base's policy",
+            )
+        props = tuple(known[i] for i in dict.fromkeys(args.property))
+    if not props:
+        raise UsageError(
+            f"no property to run: the policy ({policy.source}) has no [[judge.property]]",
+            fix="add [[judge.property]] tables to the base's policy, or give -- CMD ARGS…",
+        )
+    out = []
+    for prop in props:
+        if args.repeat is not None:
+            prop = replace(prop, repeat=args.repeat)
+        if args.seed:
+            prop = replace(prop, seeds=tuple(dict.fromkeys(args.seed)))
+        elif args.seeds is not None:
+            prop = replace(prop, seeds=tuple(range(prop.seeds[0], prop.seeds[0] + args.seeds)))
+        out.append(prop)
+    return tuple(out)
+
+
+def read_pin(git: Git, policy: Policy, base: str) -> Pin:
+    found = lock.find_lock(git, policy.notes_ref, base)
+    if found is None:
+        _, files = manifest.build_manifest(git, base, policy.lock_roots, policy.lock_exclude)
+        return Pin(None, None, None, tuple(policy.lock_roots), files)
+    try:
+        pinned = lock.read_lock(git, found)
+    except LockInvalid as exc:
+        raise EvidenceError(f"the lock in force at {base[:12]}: {exc.message}", exc.fix) from None
+    return Pin(pinned.digest, found.commit, found.blob, tuple(pinned.roots), dict(pinned.files))
+
+
+def _judge(
+    git: Git,
+    policy: Policy,
+    base: str,
+    candidate: str | None,
+    patch: bytes | None,
+    pin: Pin,
+    props: Sequence[JudgeProperty],
+    args: argparse.Namespace,
+    facts: dict[str, Any],
+    clock: float,
+) -> dict[str, Any]:
+    top = None if git.is_bare() else git.text("rev-parse", "--show-toplevel")
+    area = workspace.make_area(top)
+    try:
+        with runner.interruptible():
+            return _judge_in(
+                git, policy, base, candidate, patch, pin, props, args, facts, clock, area
+            )
+    finally:
+        if args.keep:
+            print(f"git-evidence: workspace kept in {area.root}", file=sys.stderr)
+        else:
+            workspace.remove(area.root)
+
+
+def _judge_in(
+    git: Git,
+    policy: Policy,
+    base: str,
+    candidate: str | None,
+    patch: bytes | None,
+    pin: Pin,
+    props: Sequence[JudgeProperty],
+    args: argparse.Namespace,
+    facts: dict[str, Any],
+    clock: float,
+    area: workspace.Area,
+) -> dict[str, Any]:
+    reader, treeish = git, candidate or ""
+    by_id = {p.id: p for p in props}
+    if patch is not None:
+        try:
+            reader, treeish = workspace.patched_tree(git, base, patch, area)
+        except workspace.PatchInvalid as exc:
+            signals = Signals(patch_invalid=True)
+            why = verdict.explain(
+                verdict.PATCH_INVALID, signals, base=base, props=by_id, patch_error=str(exc)
+            )
+            return _record(facts, verdict.PATCH_INVALID, why, signals, [], {}, clock)
+    facts["candidate_tree"] = reader.text("rev-parse", f"{treeish}^{{tree}}")
+    changes = changed_paths(reader, base, treeish)
+    evidence, first = evidence_signals(policy, changes)
+    first_ws = area.workspace(1)
+    workspace.export_tree(reader, treeish, first_ws)
+    before = _drift(first_ws, pin, policy)
+    drift: dict[str, Any] = {"before": [_drift_json(d) for d in before], "after": []}
+    first = replace(
+        first,
+        fixture_breach=first.fixture_breach + tuple(f"drift: {d.describe()}" for d in before),
+    )
+    if not verdict.runs_before_runs(first):
+        klass = verdict.classify(first)
+        why = verdict.explain(klass, first, base=base, props=by_id)
+        return _record(facts, klass, why, first, [], {"evidence": evidence, "drift": drift}, clock)
+
+    spaces = [first_ws]
+    for number in range(2, args.jobs + 1):
+        workspace.copy_workspace(first_ws, area.workspace(number))
+        spaces.append(area.workspace(number))
+    results = run_properties(props, spaces, area, _run_env(area))
+    after: dict[str, Drift] = {}
+    for space in spaces:
+        for item in _drift(space, pin, policy):
+            after.setdefault(item.path, item)
+    drift["after"] = [_drift_json(d) for d in after.values()]
+    breach = tuple(f"changed during the run: {d.describe()}" for d in after.values())
+    if lock.find_lock(git, policy.notes_ref, base) != _lock_ref(pin):
+        breach += ("the pin in force at the base changed during the run",)
+    now = datetime.now(timezone.utc)
+    freezes = verdict.active_freezes(base_freezes(git, policy, base), now)
+    signals = verdict.signals_from_runs(results, freezes, replace(first, fixture_breach=breach))
+    klass = verdict.classify(signals)
+    runs = sum(len(r) for res in results for r in res.seeds.values())
+    why = verdict.explain(
+        klass, signals, base=base, props=by_id, during_run=bool(breach), runs=runs
+    )
+    return _record(
+        facts, klass, why, signals, results, {"evidence": evidence, "drift": drift}, clock
+    )
+
+
+def changed_paths(git: Git, base: str, treeish: str) -> tuple[paths.Change, ...]:
+    """base → candidate as classifiable changes (symlink targets read and followed
+    through the candidate's own tree)."""
+    out = git.out(
+        "diff-tree",
+        "-r",
+        "-z",
+        "--raw",
+        "--no-renames",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--ignore-submodules=none",
+        base,
+        treeish,
+    )
+    tokens = [treeish.encode(), *zsplit(out)]
+    with CatFile(git) as blobs:
+        diffs = list(parse_raw(iter(tokens), LinkResolver(git, blobs)))
+    return diffs[0].changes if diffs else ()
+
+
+def evidence_signals(
+    policy: Policy, changes: Sequence[paths.Change]
+) -> tuple[dict[str, Any], Signals]:
+    """What the changes say before anything runs: paths by class, and the evidence
+    rewrites, fixture changes and held paths among them."""
+    classifier = policy.classifier()
+    by_class: dict[str, list[str]] = {}
+    rewrite, breach, held = [], [], []
+    for change in changes:
+        klass = classifier.classify_change(change).klass
+        by_class.setdefault(klass, []).append(change.path)
+        if klass in (paths.ORACLE, paths.POLICY, paths.LEDGER):
+            rewrite.append(f"{klass}: {change.path}")
+        elif klass == paths.TEST and change.status != "A":
+            what = "deleted" if change.status == "D" else "edited"
+            rewrite.append(f"test ({what}): {change.path}")
+        elif klass == paths.TEST and policy.added_test != "allow":
+            held.append(f"added test: {change.path}")
+        elif klass == paths.FIXTURE:
+            breach.append(f"fixture changed by the candidate: {change.path}")
+        elif klass == paths.OTHER and policy.other_path != "allow":
+            held.append(f"other: {change.path}")
+    evidence = {"paths": {k: sorted(v) for k, v in sorted(by_class.items())}}
+    return evidence, Signals(
+        oracle_rewrite=tuple(rewrite), fixture_breach=tuple(breach), held=tuple(held)
+    )
+
+
+def run_properties(
+    props: Sequence[JudgeProperty],
+    spaces: Sequence[str],
+    area: workspace.Area,
+    env: dict[str, str],
+) -> list[PropertyRuns]:
+    chains: list[runner.Chain] = []
+    owners: list[tuple[PropertyRuns, FixtureRun | None]] = []
+    results = [PropertyRuns(p) for p in props]
+    for result in results:
+        prop = result.prop
+        for seed in prop.seeds:
+            chains.append(
+                runner.Chain(
+                    prop.command, seed, prop.repeat, prop.timeout_s, prop.junit, label=prop.id
+                )
+            )
+            owners.append((result, None))
+        for kind in ("must_fail", "must_pass"):
+            for path in getattr(prop, kind):
+                for seed in prop.seeds:
+                    fixture = FixtureRun(kind, path, seed, None)
+                    result.fixtures.append(fixture)
+                    if not os.path.lexists(os.path.join(spaces[0], path)):
+                        continue
+                    expect = "fail" if kind == "must_fail" else "pass"
+                    chains.append(
+                        runner.Chain(
+                            (*prop.command, path),
+                            seed,
+                            1,
+                            prop.timeout_s,
+                            prop.junit,
+                            {"EVIDENCE_FIXTURE": path, "EVIDENCE_EXPECT": expect},
+                            label=f"{prop.id} {kind.replace('_', '-')} {path}",
+                        )
+                    )
+                    owners.append((result, fixture))
+    outcomes = runner.run_chains(
+        chains, spaces, env=env, scratch=area.scratch, progress=_progress()
+    )
+    _progress_done()
+    for (result, owner), runs in zip(owners, outcomes, strict=True):
+        if owner is None:
+            result.seeds[runs[0].seed] = runs
+        else:
+            owner.run = runs[0]
+    return results
+
+
+def _lock_ref(pin: Pin) -> lock.LockRef | None:
+    if pin.commit is None or pin.note is None:
+        return None
+    return lock.LockRef(pin.commit, pin.note)
+
+
+def base_freezes(git: Git, policy: Policy, base: str) -> list[ledger.Freeze]:
+    """The freeze ledger as the base has it (never the candidate's)."""
+    data = git.blob_at(base, policy.ledger_path) or b""
+    freezes, _ = ledger.parse_ledger(data, policy.max_window_hours)
+    return freezes
+
+
+def _drift(space: str, pin: Pin, policy: Policy) -> list[Drift]:
+    actual = worktree_manifest(space, pin.roots, policy.lock_exclude, pin.files, submodules=False)
+    return manifest.compare(pin.files, actual)
+
+
+def _drift_json(item: Drift) -> dict[str, Any]:
+    def side(entry: Entry | None) -> dict[str, Any] | None:
+        if entry is None:
+            return None
+        return {"mode": entry.mode, "digest": entry.digest, "size": entry.size}
+
+    return {"path": item.path, "kind": item.kind, "old": side(item.old), "new": side(item.new)}
+
+
+def _run_env(area: workspace.Area) -> dict[str, str]:
+    """The environment of every run: this one, minus what points at the repository
+    and any EVIDENCE_* left over; git discovery stops above the workspaces."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in REPOSITORY_ENV and not k.startswith("EVIDENCE_")
+    }
+    env["GIT_CEILING_DIRECTORIES"] = area.root
+    return env
+
+
+def _record(
+    facts: dict[str, Any],
+    klass: str,
+    why: verdict.Explanation,
+    signals: Signals,
+    results: Sequence[PropertyRuns],
+    extra: dict[str, Any],
+    clock: float,
+) -> dict[str, Any]:
+    props = {r.prop.id: r.prop for r in results}
+    fresh = [f for f in signals.flakes if f.freeze is None]
+    line = (
+        verdict.freeze_line(props[fresh[0].property], fresh[0])
+        if klass == verdict.FLAKE_CANDIDATE and fresh and fresh[0].property in props
+        else None
+    )
+    record = {
+        "schema": verdict.SCHEMA,
+        "kind": verdict.KIND,
+        "class": klass,
+        "exit": verdict.EXIT[klass],
+        "result": verdict.RESULT[klass],
+        "reason": why.reason,
+        "details": list(why.details),
+        "next": why.next,
+        **facts,
+        "evidence": extra.get("evidence", {"paths": {}}),
+        "drift": extra.get("drift", {"before": [], "after": []}),
+        "properties": [verdict.property_json(r) for r in results],
+        "counterexamples": [{"property": p, "seed": s} for p, s in signals.counterexamples],
+        "misses": list(signals.misses),
+        "flaky": [f.as_json() for f in signals.flakes],
+        "freeze_allowed": False,
+        "freeze_line": line,
+        "configuration": _configuration(facts),
+        **verdict.test_lists(results, signals),
+        "duration_s": round(time.monotonic() - clock, 3),
+    }
+    return record
+
+
+def _configuration(facts: dict[str, Any]) -> list[dict[str, Any]]:
+    """in-toto ResourceDescriptors of what the verdict depends on."""
+
+    def sha(value: str | None) -> dict[str, str]:
+        return {"sha256": value.removeprefix("sha256:")} if value else {}
+
+    pin = facts.get("pin") or {}
+    out = [
+        {
+            "name": "policy",
+            "uri": facts["policy"]["source"],
+            "digest": sha(facts["policy"]["digest"]),
+        },
+        {"name": "base", "digest": {"gitCommit": facts["base"]}},
+    ]
+    if pin.get("digest"):
+        out.append({"name": "pin", "digest": sha(pin["digest"])})
+    return out
+
+
+def _undecided(facts: dict[str, Any], exc: EvidenceError, clock: float) -> dict[str, Any]:
+    why = verdict.Explanation(
+        f"could not decide: {exc.message}", (), exc.fix or "fix it and judge again."
+    )
+    facts.setdefault("pin", None)
+    return _record(facts, verdict.UNDECIDED, why, Signals(), [], {}, clock)
+
+
+def _publish(
+    git: Git,
+    policy: Policy,
+    record: dict[str, Any],
+    candidate: str | None,
+    args: argparse.Namespace,
+) -> None:
+    data = canonical_json(record)
+    if args.out:
+        with open(args.out, "wb") as handle:
+            handle.write(data)
+    if args.log:
+        line = {
+            "at": now_utc(),
+            "base": record["base"],
+            "candidate": record["candidate"],
+            "class": record["class"],
+            "exit": record["exit"],
+            "pin": (record.get("pin") or {}).get("digest"),
+            "duration_s": record["duration_s"],
+        }
+        with open(args.log, "ab") as handle:
+            handle.write(canonical_json(line) + b"\n")
+    if args.note and candidate is not None:
+        git.add_note(policy.judge.notes_ref, candidate, git.write_blob(data))
+
+
+def _read_patch(path: str) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise UsageError(f"cannot read the patch {path}: {exc.strerror}") from None
+
+
+def _runner_identity() -> dict[str, Any]:
+    who = server_pusher(os.environ)
+    return {"name": who.name, "source": who.source}
+
+
+_SHOWN = False
+
+
+def _progress() -> Callable[[str], None] | None:
+    """Progress on stderr, only on a terminal."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(text: str) -> None:
+        global _SHOWN
+        _SHOWN = True
+        sys.stderr.write(f"\r\033[Kjudging: {text}")
+        sys.stderr.flush()
+
+    return show
+
+
+def _progress_done() -> None:
+    if _SHOWN:
+        sys.stderr.write("\r\033[K")
+        sys.stderr.flush()
