@@ -44,7 +44,7 @@ class CannotStart(EvidenceError):
     rule = "cannot-start"
 
 
-class TestCase(NamedTuple):
+class CaseResult(NamedTuple):
     """One JUnit ``<testcase>``: its outcome and, when it failed, how."""
 
     outcome: str
@@ -59,7 +59,7 @@ class Run:
     code: Code
     output: str  # sha256: of stdout \0 stderr
     duration_s: float
-    tests: Mapping[str, TestCase] | None = None  # JUnit, when asked for and readable
+    tests: Mapping[str, CaseResult] | None = None  # JUnit, when asked for and readable
     junit_error: str | None = None
     hits: Mapping[str, int] = field(default_factory=dict)  # id ("" for a bare N) → hits
 
@@ -320,7 +320,7 @@ def _read_hits(path: str) -> dict[str, int]:
     return hits
 
 
-def _read_junit(path: str) -> tuple[dict[str, TestCase] | None, str | None]:
+def _read_junit(path: str) -> tuple[dict[str, CaseResult] | None, str | None]:
     try:
         size = os.path.getsize(path)
         if size > JUNIT_MAX_BYTES:
@@ -335,7 +335,7 @@ def _read_junit(path: str) -> tuple[dict[str, TestCase] | None, str | None]:
         return None, f"the JUnit XML is unreadable: {exc}"
 
 
-def parse_junit(data: bytes) -> dict[str, TestCase]:
+def parse_junit(data: bytes) -> dict[str, CaseResult]:
     """Test id (``classname::name``) → outcome, from JUnit XML (pytest's, Surefire's).
     A test listed twice keeps its worst outcome. ValueError when it is not JUnit."""
     if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
@@ -347,21 +347,21 @@ def parse_junit(data: bytes) -> dict[str, TestCase]:
     if root.tag not in ("testsuites", "testsuite"):
         raise ValueError(f"the root element is <{root.tag}>, not <testsuites> or <testsuite>")
     rank = {PASSED: 0, SKIPPED: 1, FAILED: 2, ERROR: 3}
-    tests: dict[str, TestCase] = {}
+    tests: dict[str, CaseResult] = {}
     for case in root.iter("testcase"):
         name = case.get("name", "")
         classname = case.get("classname", "")
         test_id = f"{classname}::{name}" if classname else name
-        found = TestCase(PASSED)
+        found = CaseResult(PASSED)
         for child in case:
             if child.tag in ("failure", "error"):
                 message = child.get("message") or (child.text or "")
-                found = TestCase(
+                found = CaseResult(
                     FAILED if child.tag == "failure" else ERROR, child.get("type", ""), message
                 )
                 break
             if child.tag == "skipped":
-                found = TestCase(SKIPPED)
+                found = CaseResult(SKIPPED)
         known = tests.get(test_id)
         if known is None or rank[found.outcome] > rank[known.outcome]:
             tests[test_id] = found
