@@ -19,11 +19,12 @@ import subprocess
 import tempfile
 import threading
 import time
-import xml.etree.ElementTree as ElementTree
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import IO, NamedTuple
+from typing import IO, TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 from git_evidence.errors import EvidenceError
 from git_evidence.policy import JUNIT_PLACEHOLDER
@@ -139,6 +140,11 @@ def interruptible() -> Iterator[None]:
             signal.signal(signal.SIGTERM, previous)
 
 
+def _expire(proc: subprocess.Popen[bytes], expired: threading.Event) -> None:
+    expired.set()
+    _kill_group(proc)
+
+
 def _terminated(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
@@ -191,12 +197,19 @@ def run_once(
             ) from None
         with _LIVE_LOCK:
             _LIVE.add(proc)
+        # A timer kills the group at the deadline while this thread blocks in waitpid:
+        # Popen.wait(timeout) would poll with sleeps of up to 50 ms a run.
+        expired = threading.Event()
+        timer = threading.Timer(timeout_s, _expire, (proc, expired))
+        timer.daemon = True
+        timer.start()
         code: Code
         try:
-            code = proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            code = TIMEOUT
+            code = proc.wait()
+            if expired.is_set():
+                code = TIMEOUT
         finally:
+            timer.cancel()
             # Whatever it left running in its group stops with it: a background
             # writer could otherwise change the fixtures after the last hash.
             _kill_group(proc)
@@ -267,6 +280,8 @@ def run_chains(
             )
             for c in chains
         ]
+    from concurrent.futures import ThreadPoolExecutor  # only --jobs pays for it
+
     free: queue.Queue[str] = queue.Queue()
     for path in workspaces:
         free.put(path)
@@ -338,6 +353,8 @@ def _read_junit(path: str) -> tuple[dict[str, CaseResult] | None, str | None]:
 def parse_junit(data: bytes) -> dict[str, CaseResult]:
     """Test id (``classname::name``) → outcome, from JUnit XML (pytest's, Surefire's).
     A test listed twice keeps its worst outcome. ValueError when it is not JUnit."""
+    import xml.etree.ElementTree as ElementTree  # only JUnit properties pay for it
+
     if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
         raise ValueError("a DOCTYPE or ENTITY declaration (refused: JUnit needs neither)")
     try:

@@ -189,6 +189,14 @@ def seed_flakes(prop_id: str, junit: bool, runs: Sequence[Run]) -> list[tuple[st
     return found
 
 
+def any_disagreement(results: Sequence[PropertyRuns]) -> bool:
+    return any(
+        len({r.outcome_digest for r in runs}) > 1 or len({r.failed for r in runs}) > 1
+        for result in results
+        for runs in result.seeds.values()
+    )
+
+
 def _run_explained(prop_id: str, run: Run, frozen: set[tuple[str, str]]) -> bool:
     """A failing run is explained when each of its failures is a frozen flake."""
     if run.junit_error is not None:

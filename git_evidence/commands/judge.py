@@ -20,7 +20,7 @@ from typing import Any
 
 from git_evidence import __version__, ledger, lock, manifest, paths, runner, verdict, workspace
 from git_evidence.context import (
-    client_policy,
+    client_policy_rev,
     policy_at,
     require_commit,
     sealed_policy,
@@ -137,10 +137,14 @@ def judge_base(
     """``--base``, else the merge-base of the candidate with ``rules.base`` (the
     remote's copy when this clone has one); and the policy there, unless sealed."""
     sealed = sealed_policy(git)
+    guide_rev = None
     if base_arg:
         base = require_commit(git, base_arg)
     else:
-        guide = sealed or client_policy(git, None, refs)
+        guide = sealed
+        if guide is None:
+            guide_rev = client_policy_rev(git, None, refs)
+            guide = policy_at(git, guide_rev)
         tip = tracking_ref("origin", guide.base, refs) or (
             guide.base if guide.base in refs else None
         )
@@ -153,6 +157,8 @@ def judge_base(
         if found is None:
             raise UsageError(f"the candidate shares no history with {tip}", fix="pass --base REF")
         base = found
+        if sealed is None and base == guide_rev:
+            return guide, base  # read already
     return sealed or policy_at(git, base), base
 
 
@@ -224,7 +230,8 @@ def _judge(
     facts: dict[str, Any],
     clock: float,
 ) -> dict[str, Any]:
-    top = None if git.is_bare() else git.text("rev-parse", "--show-toplevel")
+    code, out = git.run("rev-parse", "--show-toplevel", ok_codes=(0, 128))
+    top = out.decode("utf-8", "surrogateescape").strip() if code == 0 else None  # bare
     area = workspace.make_area(top)
     try:
         with runner.interruptible():
@@ -291,8 +298,10 @@ def _judge_in(
     breach = tuple(f"changed during the run: {d.describe()}" for d in after.values())
     if lock.find_lock(git, policy.notes_ref, base) != _lock_ref(pin):
         breach += ("the pin in force at the base changed during the run",)
-    now = datetime.now(timezone.utc)
-    freezes = verdict.active_freezes(base_freezes(git, policy, base), now)
+    freezes = {}
+    if verdict.any_disagreement(results):  # only then is the ledger read
+        now = datetime.now(timezone.utc)
+        freezes = verdict.active_freezes(base_freezes(git, policy, base), now)
     signals = verdict.signals_from_runs(results, freezes, replace(first, fixture_breach=breach))
     klass = verdict.classify(signals)
     runs = sum(len(r) for res in results for r in res.seeds.values())
