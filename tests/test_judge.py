@@ -38,6 +38,12 @@ command = [{PY}, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/properti
 min_hits = 5
 
 [[judge.property]]
+id = "junit"
+command = [{PY}, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/properties",
+           "--junitxml={{junitxml}}"]
+junit = true
+
+[[judge.property]]
 id = "fixtures"
 command = [{PY}, "tests/properties/check_fixture.py"]
 must_fail = ["tests/fixtures/bad.json"]
@@ -232,18 +238,36 @@ def test_a_base_without_a_lock_is_judged_against_its_own_manifest(tmp_path: Path
     _result, doc = repo.judge("--property", "suite")
     assert doc["class"] == "accept", doc["reason"]
     assert doc["pin"]["unpinned"] is True and doc["pin"]["digest"] is None
-    assert "unpinned base" in evidence(repo.path, "judge", "--property", "suite", env=FAST).stdout
 
 
-def test_parallel_jobs_give_the_same_verdict_and_leave_nothing(repo: Repo, tmp_path: Path) -> None:
+def test_parallel_jobs_run_seeds_in_workspaces_of_their_own_and_leave_nothing(
+    repo: Repo, tmp_path: Path
+) -> None:
     repo.product(APP)
     scratch = tmp_path / "tmp"
     scratch.mkdir()
-    _result, doc = repo.judge(
-        "--property", "suite", "--seeds", "3", "--jobs", "2", env={"TMPDIR": str(scratch)}
+    log = tmp_path / "where"
+    record = (
+        "import os, time; time.sleep(0.2); "
+        f"open({str(log)!r}, 'a').write(os.getcwd() + ' ' + os.environ['EVIDENCE_SEED'] + '\\n')"
+    )
+    _, doc = repo.judge(
+        "--seeds",
+        "3",
+        "--jobs",
+        "2",
+        "--",
+        sys.executable,
+        "-c",
+        record,
+        env={"TMPDIR": str(scratch)},
     )
     assert doc["class"] == "accept", doc["reason"]
-    assert codes(doc, "suite") == [[0, 0], [0, 0], [0, 0]]
+    assert codes(doc, "cli") == [[0, 0], [0, 0], [0, 0]]
+    lines = [line.split() for line in log.read_text().splitlines()]
+    assert sorted(seed for _, seed in lines) == ["0", "0", "1", "1", "2", "2"]
+    assert len({where for where, _ in lines}) == 2  # two workspaces
+    assert all(where.startswith(str(scratch)) for where, _ in lines)
     assert list(scratch.iterdir()) == []
 
 
@@ -397,10 +421,10 @@ def test_a_test_run_cannot_write_the_repositorys_notes_or_objects(
 
 def test_a_seed_that_always_fails_is_a_property_failure_naming_it(repo: Repo) -> None:
     repo.product(APP.replace("return True", "return seed != 1"))
-    result, doc = repo.judge("--property", "suite", "--seeds", "3")
+    result, doc = repo.judge("--property", "suite", "--seeds", "2")
     assert doc["class"] == "property_fail" and result.returncode == 1
     assert doc["counterexamples"] == [{"property": "suite", "seed": 1}]
-    assert codes(doc, "suite") == [[0, 0], [1, 1], [0, 0]]
+    assert codes(doc, "suite") == [[0, 0], [1, 1]]
     assert "keep seed 1 as a counterexample" in doc["next"]
     assert doc["freeze_line"] is None and doc["flaky"] == []
 
@@ -423,13 +447,13 @@ def test_a_failure_one_time_in_three_on_one_seed_is_a_flake_candidate(repo: Repo
     assert line in doc["next"] and doc["freeze_allowed"] is False
 
 
-def freeze_on_main(repo: Repo, entry_line: str | None = None) -> None:
+def freeze_on_main(repo: Repo, entry_line: str | None = None, prop: str = "suite") -> None:
     """Reproduce the flake with the very line the judge printed (on a checkout of the
     candidate, as CI would), commit the ledger alone on main, re-pin, and rebase the
     candidate onto it."""
     candidate = repo.head()
     if entry_line is None:
-        _, doc = repo.judge("--property", "suite", "--repeat", "3")
+        _, doc = repo.judge("--property", prop)  # repeat 2: run 2 fails
         argv = shlex.split(doc["freeze_line"])
         assert argv[:2] == ["git", "evidence"]
         proc = evidence(repo.path, *argv[2:], env={**FAST, "GIT_EVIDENCE_PUSHER": CI})
@@ -447,13 +471,32 @@ def freeze_on_main(repo: Repo, entry_line: str | None = None) -> None:
 def test_a_flake_with_a_freeze_in_force_of_the_same_fingerprint_is_frozen(repo: Repo) -> None:
     repo.product(FLAKY_APP)
     freeze_on_main(repo)
-    result, doc = repo.judge("--property", "suite", "--repeat", "3")
+    result, doc = repo.judge("--property", "suite")
     assert doc["class"] == "flake_frozen", doc["reason"]
     assert result.returncode == 0 and doc["result"] == "WARNED"
     [flake] = doc["flaky"]
     assert flake["freeze"] is not None and flake["freeze"]["line"] == 1
     assert flake["freeze"]["fingerprint"] == flake["fingerprint"]
     assert doc["warned_tests"] == ["suite"]
+
+
+def test_a_junit_flake_names_the_test_and_its_freeze_shares_the_fingerprint(
+    repo: Repo,
+) -> None:
+    repo.product(FLAKY_APP)
+    _, doc = repo.judge("--property", "junit")
+    assert doc["class"] == "flake_candidate", doc["reason"]
+    test_id = "tests.properties.test_prop::test_seeded_property"
+    assert [f["test_id"] for f in doc["flaky"]] == [test_id]
+    assert f"--test {test_id} --runs 2 --seed 0" in doc["freeze_line"]
+    assert "--junitxml={junitxml}" in doc["freeze_line"]
+    freeze_on_main(repo, prop="junit")  # freeze add reads the JUnit XML the same way
+    entry = json.loads(repo.git("show", "main:tests/freeze.jsonl").stdout)
+    assert entry["test_id"] == test_id
+    _, doc = repo.judge("--property", "junit")
+    assert doc["class"] == "flake_frozen", doc["reason"]
+    assert doc["flaky"][0]["fingerprint"] == entry["fingerprint"]
+    assert test_id in doc["warned_tests"]
 
 
 def test_a_flake_with_a_freeze_of_another_fingerprint_is_a_flake_candidate(repo: Repo) -> None:
@@ -474,7 +517,7 @@ def test_a_flake_with_a_freeze_of_another_fingerprint_is_a_flake_candidate(repo:
         "until": until,
     }
     freeze_on_main(repo, json.dumps(entry) + "\n")
-    _result, doc = repo.judge("--property", "suite", "--repeat", "3")
+    _result, doc = repo.judge("--property", "suite")
     assert doc["class"] == "flake_candidate", doc["reason"]
     assert doc["flaky"][0]["freeze"] is None
     assert doc["flaky"][0]["fingerprint"] != "0123456789abcdef"

@@ -286,7 +286,8 @@ def _judge_in(
         return _record(facts, klass, why, first, [], {"evidence": evidence, "drift": drift}, clock)
 
     spaces = [first_ws]
-    for number in range(2, args.jobs + 1):
+    chains = sum(len(p.seeds) * (1 + len(p.must_fail) + len(p.must_pass)) for p in props)
+    for number in range(2, min(args.jobs, chains) + 1):
         workspace.copy_workspace(first_ws, area.workspace(number))
         spaces.append(area.workspace(number))
     results = run_properties(props, spaces, area, _run_env(area))
