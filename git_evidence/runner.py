@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from concurrent.futures import Future
 
 from git_evidence.errors import EvidenceError
-from git_evidence.policy import JUNIT_PLACEHOLDER
+from git_evidence.properties import JUNIT_PLACEHOLDER
 from git_evidence.records import canonical_json, digest
 
 TIMEOUT = "timeout"

@@ -28,7 +28,7 @@ from git_evidence.records import RecordError, iso_utc, parse_canonical
 
 if TYPE_CHECKING:  # data types only
     from git_evidence.ledger import Freeze
-    from git_evidence.policy import JudgeProperty
+    from git_evidence.properties import JudgeProperty
     from git_evidence.runner import Run
 
 SCHEMA = 1

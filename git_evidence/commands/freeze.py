@@ -23,7 +23,8 @@ from git_evidence.fingerprint import exit_fingerprint, fingerprint
 from git_evidence.git import Git
 from git_evidence.identity import server_pusher
 from git_evidence.ledger import Freeze, iso
-from git_evidence.policy import JUNIT_PLACEHOLDER, Policy
+from git_evidence.policy import Policy
+from git_evidence.properties import JUNIT_PLACEHOLDER
 from git_evidence.runner import Run
 
 

@@ -14,11 +14,11 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 
-from git_evidence import __version__, ledger, lock, manifest, paths, runner, verdict, workspace
+from git_evidence import __version__, judging, lock, runner, verdict, workspace
 from git_evidence.context import (
     client_policy_rev,
     policy_at,
@@ -26,51 +26,14 @@ from git_evidence.context import (
     sealed_policy,
     tracking_ref,
 )
-from git_evidence.disk import worktree_manifest
 from git_evidence.errors import EvidenceError, UsageError
-from git_evidence.git import CatFile, Git, zsplit
+from git_evidence.git import Git
 from git_evidence.identity import server_pusher
-from git_evidence.lock import LockInvalid
-from git_evidence.manifest import Drift, Entry
-from git_evidence.policy import JUNIT_PLACEHOLDER, JudgeProperty, Policy
-from git_evidence.ranges import LinkResolver, parse_raw
+from git_evidence.manifest import Drift
+from git_evidence.policy import Policy
+from git_evidence.properties import JUNIT_PLACEHOLDER, JudgeProperty
 from git_evidence.records import canonical_json, digest, now_utc
-from git_evidence.verdict import FixtureRun, PropertyRuns, Signals
-
-# Variables that would point a command at the repository (or another one) instead of
-# the workspace it runs in.
-REPOSITORY_ENV = (
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_COMMON_DIR",
-    "GIT_NAMESPACE",
-    "GIT_QUARANTINE_PATH",
-    "GIT_PREFIX",
-    "OLDPWD",
-)
-
-
-@dataclass(frozen=True)
-class Pin:
-    """The lock in force at the base, or the base's own manifest when none is."""
-
-    digest: str | None
-    commit: str | None
-    note: str | None
-    roots: tuple[str, ...]
-    files: dict[str, Entry]
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "digest": self.digest,
-            "commit": self.commit,
-            "note": self.note,
-            "unpinned": self.digest is None,
-            "roots": list(self.roots),
-        }
+from git_evidence.verdict import PropertyRuns, Signals
 
 
 def run(args: argparse.Namespace) -> int:
@@ -93,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         "tool": {"name": "git-evidence", "version": __version__},
     }
     try:
-        pin = read_pin(git, policy, base)
+        pin = judging.read_pin(git, policy, base)
         facts["pin"] = pin.as_json()
         record = _judge(git, policy, base, candidate, patch, pin, props, args, facts, clock)
     except EvidenceError as exc:
@@ -206,25 +169,13 @@ def select_properties(
     return tuple(out)
 
 
-def read_pin(git: Git, policy: Policy, base: str) -> Pin:
-    found = lock.find_lock(git, policy.notes_ref, base)
-    if found is None:
-        _, files = manifest.build_manifest(git, base, policy.lock_roots, policy.lock_exclude)
-        return Pin(None, None, None, tuple(policy.lock_roots), files)
-    try:
-        pinned = lock.read_lock(git, found)
-    except LockInvalid as exc:
-        raise EvidenceError(f"the lock in force at {base[:12]}: {exc.message}", exc.fix) from None
-    return Pin(pinned.digest, found.commit, found.blob, tuple(pinned.roots), dict(pinned.files))
-
-
 def _judge(
     git: Git,
     policy: Policy,
     base: str,
     candidate: str | None,
     patch: bytes | None,
-    pin: Pin,
+    pin: judging.Pin,
     props: Sequence[JudgeProperty],
     args: argparse.Namespace,
     facts: dict[str, Any],
@@ -251,7 +202,7 @@ def _judge_in(
     base: str,
     candidate: str | None,
     patch: bytes | None,
-    pin: Pin,
+    pin: judging.Pin,
     props: Sequence[JudgeProperty],
     args: argparse.Namespace,
     facts: dict[str, Any],
@@ -270,12 +221,12 @@ def _judge_in(
             )
             return _record(facts, verdict.PATCH_INVALID, why, signals, [], {}, clock)
     facts["candidate_tree"] = reader.text("rev-parse", f"{treeish}^{{tree}}")
-    changes = changed_paths(reader, base, treeish)
-    evidence, first = evidence_signals(policy, changes)
+    changes = judging.changed_paths(reader, base, treeish)
+    evidence, first = judging.evidence_signals(policy, changes)
     first_ws = area.workspace(1)
     workspace.export_tree(reader, treeish, first_ws)
-    before = _drift(first_ws, pin, policy)
-    drift: dict[str, Any] = {"before": [_drift_json(d) for d in before], "after": []}
+    before = judging.drift(first_ws, pin, policy)
+    drift: dict[str, Any] = {"before": [judging.drift_json(d) for d in before], "after": []}
     first = replace(
         first,
         fixture_breach=first.fixture_breach + tuple(f"drift: {d.describe()}" for d in before),
@@ -290,19 +241,20 @@ def _judge_in(
     for number in range(2, min(args.jobs, chains) + 1):
         workspace.copy_workspace(first_ws, area.workspace(number))
         spaces.append(area.workspace(number))
-    results = run_properties(props, spaces, area, _run_env(area))
+    results = judging.run_properties(props, spaces, area, judging.run_env(area), _progress())
+    _progress_done()
     after: dict[str, Drift] = {}
     for space in spaces:
-        for item in _drift(space, pin, policy):
+        for item in judging.drift(space, pin, policy):
             after.setdefault(item.path, item)
-    drift["after"] = [_drift_json(d) for d in after.values()]
+    drift["after"] = [judging.drift_json(d) for d in after.values()]
     breach = tuple(f"changed during the run: {d.describe()}" for d in after.values())
-    if lock.find_lock(git, policy.notes_ref, base) != _lock_ref(pin):
+    if lock.find_lock(git, policy.notes_ref, base) != judging.lock_ref(pin):
         breach += ("the pin in force at the base changed during the run",)
     freezes = {}
     if verdict.any_disagreement(results):  # only then is the ledger read
         now = datetime.now(timezone.utc)
-        freezes = verdict.active_freezes(base_freezes(git, policy, base), now)
+        freezes = verdict.active_freezes(judging.base_freezes(git, policy, base), now)
     signals = verdict.signals_from_runs(results, freezes, replace(first, fixture_breach=breach))
     klass = verdict.classify(signals)
     runs = sum(len(r) for res in results for r in res.seeds.values())
@@ -312,144 +264,6 @@ def _judge_in(
     return _record(
         facts, klass, why, signals, results, {"evidence": evidence, "drift": drift}, clock
     )
-
-
-def changed_paths(git: Git, base: str, treeish: str) -> tuple[paths.Change, ...]:
-    """base → candidate as classifiable changes (symlink targets read and followed
-    through the candidate's own tree)."""
-    out = git.out(
-        "diff-tree",
-        "-r",
-        "-z",
-        "--raw",
-        "--no-renames",
-        "--no-ext-diff",
-        "--no-textconv",
-        "--ignore-submodules=none",
-        base,
-        treeish,
-    )
-    tokens = [treeish.encode(), *zsplit(out)]
-    with CatFile(git) as blobs:
-        diffs = list(parse_raw(iter(tokens), LinkResolver(git, blobs)))
-    return diffs[0].changes if diffs else ()
-
-
-def evidence_signals(
-    policy: Policy, changes: Sequence[paths.Change]
-) -> tuple[dict[str, Any], Signals]:
-    """What the changes say before anything runs: paths by class, and the evidence
-    rewrites, fixture changes and held paths among them."""
-    classifier = policy.classifier()
-    by_class: dict[str, list[str]] = {}
-    rewrite, breach, held = [], [], []
-    for change in changes:
-        klass = classifier.classify_change(change).klass
-        by_class.setdefault(klass, []).append(change.path)
-        if klass in (paths.ORACLE, paths.POLICY, paths.LEDGER):
-            rewrite.append(f"{klass}: {change.path}")
-        elif klass == paths.TEST and change.status != "A":
-            what = "deleted" if change.status == "D" else "edited"
-            rewrite.append(f"test ({what}): {change.path}")
-        elif klass == paths.TEST and policy.added_test != "allow":
-            held.append(f"added test: {change.path}")
-        elif klass == paths.FIXTURE:
-            breach.append(f"fixture changed by the candidate: {change.path}")
-        elif klass == paths.OTHER and policy.other_path != "allow":
-            held.append(f"other: {change.path}")
-    evidence = {"paths": {k: sorted(v) for k, v in sorted(by_class.items())}}
-    return evidence, Signals(
-        oracle_rewrite=tuple(rewrite), fixture_breach=tuple(breach), held=tuple(held)
-    )
-
-
-def run_properties(
-    props: Sequence[JudgeProperty],
-    spaces: Sequence[str],
-    area: workspace.Area,
-    env: dict[str, str],
-) -> list[PropertyRuns]:
-    chains: list[runner.Chain] = []
-    owners: list[tuple[PropertyRuns, FixtureRun | None]] = []
-    results = [PropertyRuns(p) for p in props]
-    for result in results:
-        prop = result.prop
-        for seed in prop.seeds:
-            chains.append(
-                runner.Chain(
-                    prop.command, seed, prop.repeat, prop.timeout_s, prop.junit, label=prop.id
-                )
-            )
-            owners.append((result, None))
-        for kind in ("must_fail", "must_pass"):
-            for path in getattr(prop, kind):
-                for seed in prop.seeds:
-                    fixture = FixtureRun(kind, path, seed, None)
-                    result.fixtures.append(fixture)
-                    if not os.path.lexists(os.path.join(spaces[0], path)):
-                        continue
-                    expect = "fail" if kind == "must_fail" else "pass"
-                    chains.append(
-                        runner.Chain(
-                            (*prop.command, path),
-                            seed,
-                            1,
-                            prop.timeout_s,
-                            prop.junit,
-                            {"EVIDENCE_FIXTURE": path, "EVIDENCE_EXPECT": expect},
-                            label=f"{prop.id} {kind.replace('_', '-')} {path}",
-                        )
-                    )
-                    owners.append((result, fixture))
-    outcomes = runner.run_chains(
-        chains, spaces, env=env, scratch=area.scratch, progress=_progress()
-    )
-    _progress_done()
-    for (result, owner), runs in zip(owners, outcomes, strict=True):
-        if owner is None:
-            result.seeds[runs[0].seed] = runs
-        else:
-            owner.run = runs[0]
-    return results
-
-
-def _lock_ref(pin: Pin) -> lock.LockRef | None:
-    if pin.commit is None or pin.note is None:
-        return None
-    return lock.LockRef(pin.commit, pin.note)
-
-
-def base_freezes(git: Git, policy: Policy, base: str) -> list[ledger.Freeze]:
-    """The freeze ledger as the base has it (never the candidate's)."""
-    data = git.blob_at(base, policy.ledger_path) or b""
-    freezes, _ = ledger.parse_ledger(data, policy.max_window_hours)
-    return freezes
-
-
-def _drift(space: str, pin: Pin, policy: Policy) -> list[Drift]:
-    actual = worktree_manifest(space, pin.roots, policy.lock_exclude, pin.files, submodules=False)
-    return manifest.compare(pin.files, actual)
-
-
-def _drift_json(item: Drift) -> dict[str, Any]:
-    def side(entry: Entry | None) -> dict[str, Any] | None:
-        if entry is None:
-            return None
-        return {"mode": entry.mode, "digest": entry.digest, "size": entry.size}
-
-    return {"path": item.path, "kind": item.kind, "old": side(item.old), "new": side(item.new)}
-
-
-def _run_env(area: workspace.Area) -> dict[str, str]:
-    """The environment of every run: this one, minus what points at the repository
-    and any EVIDENCE_* left over; git discovery stops above the workspaces."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in REPOSITORY_ENV and not k.startswith("EVIDENCE_")
-    }
-    env["GIT_CEILING_DIRECTORIES"] = area.root
-    return env
 
 
 def _record(
