@@ -658,3 +658,28 @@ def test_a_forged_verdict_note_is_refused_even_from_a_verdict_writer(tmp_path: P
         pushed = work.push("origin", "+refs/notes/evidence-verdicts", pusher=CI)
         assert pushed.returncode != 0
         assert "verdict-invalid" in pushed.stderr, pushed.stderr
+
+
+def test_freeze_status_says_an_old_fingerprint_is_of_the_old_kind(repo: Repo) -> None:
+    now = time.time()
+    entry = {
+        "test_id": "suite",
+        "fingerprint": "5be1c0ffee5e0b1a",  # what freeze add once took: an output digest
+        "seed": 0,
+        "pin": pin_digest(repo),
+        "reproduced": True,
+        "runs": 2,
+        "failures": 1,
+        "writer": CI,
+        "frozen_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - 60)),
+        "until": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now + 3600)),
+        "outputs": [[0, "0011223344556677"], [1, "5be1c0ffee5e0b1a"]],
+    }
+    repo.write("tests/freeze.jsonl", json.dumps(entry) + "\n")
+    status = evidence(repo.path, "freeze", "status", "suite")
+    assert status.returncode == 0, status.stdout  # it keeps working
+    assert "of the old kind" in status.stdout
+    entry["fingerprint"] = "89abcdef01234567"  # the shared kind is no output digest
+    repo.write("tests/freeze.jsonl", json.dumps(entry) + "\n")
+    status = evidence(repo.path, "freeze", "status", "suite")
+    assert status.returncode == 0 and "old kind" not in status.stdout
