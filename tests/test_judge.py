@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Work, evidence, git, make_server
+from conftest import PROJECT, Work, evidence, git, make_server
 
 PY = json.dumps(sys.executable)  # a TOML basic string
 CI = "ci-bot"
@@ -156,19 +157,49 @@ class Repo(Work):
         return patch
 
 
-def pinned_repo(tmp_path: Path, files: dict[str, str] | None = None) -> Repo:
+def pinned_repo(tmp_path: Path, template: Path) -> Repo:
+    """A copy of the session's pinned repository, on a fresh branch `feat`."""
     repo = Repo(tmp_path / "repo")
-    git(tmp_path, "init", "-q", str(repo.path))
-    repo.commit("seed", {**FILES, **(files or {})})
-    pinned = evidence(repo.path, "lock")
-    assert pinned.returncode == 0, pinned.stderr
+    shutil.copytree(template, repo.path, symlinks=True)
     repo.git("checkout", "-qb", "feat")
     return repo
 
 
+@pytest.fixture(scope="session")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """main with FILES, pinned: built once, in the environment sealed_env gives each
+    test (its own HOME and git config, fixed names and dates)."""
+    root = tmp_path_factory.mktemp("judge-template")
+    home = root / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n[core]\n\tautocrlf = false\n")
+    env = {
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_AUTHOR_NAME": "Test Author",
+        "GIT_AUTHOR_EMAIL": "author@example.com",
+        "GIT_COMMITTER_NAME": "Test Committer",
+        "GIT_COMMITTER_EMAIL": "committer@example.com",
+        "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+        "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+        "PYTHONPATH": str(PROJECT),
+    }
+    path = root / "repo"
+    git(root, "init", "-q", str(path), env=env)
+    for rel, content in FILES.items():
+        (path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (path / rel).write_text(content)
+    git(path, "add", "-A", env=env)
+    git(path, "commit", "-qm", "seed", env=env)
+    pinned = evidence(path, "lock", env=env)
+    assert pinned.returncode == 0, pinned.stderr
+    return path
+
+
 @pytest.fixture
-def repo(tmp_path: Path) -> Repo:
-    return pinned_repo(tmp_path)
+def repo(tmp_path: Path, template: Path) -> Repo:
+    return pinned_repo(tmp_path, template)
 
 
 def pin_digest(repo: Repo) -> str:
