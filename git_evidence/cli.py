@@ -174,6 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_format(p)
 
     _add_freeze(sub)
+    _add_judge(sub)
     sub.add_parser("rules", help="list every rule id with its fix")
     return parser
 
@@ -193,7 +194,45 @@ COMMAND_MODULES = {
     "freeze": "freeze",
     "doctor": "doctor",
     "split": "split",
+    "judge": "judge",
+    "show-verdict": "show_verdict",
 }
+
+
+def _add_judge(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "judge",
+        help="classify a candidate's test results: evidence first, then the properties "
+        "in a workspace the candidate cannot write (CI)",
+        description="Exit 0: accept or flake_frozen; 1: any other class; 2: could not "
+        "decide. Everything after `--` is an ad-hoc property `cli`.",
+    )
+    p.add_argument("candidate", nargs="?", metavar="CANDIDATE", help="commit (default: HEAD)")
+    p.add_argument("--patch", metavar="FILE", help="judge this patch applied to the base")
+    p.add_argument(
+        "--base",
+        metavar="REF",
+        help="the base (default: merge-base of CANDIDATE with [rules].base); the policy, "
+        "pin and ledger are read there",
+    )
+    p.add_argument("--property", action="append", metavar="ID", help="run only these properties")
+    p.add_argument("--repeat", type=int, metavar="N", help="runs per seed (at least 2)")
+    seeds = p.add_mutually_exclusive_group()
+    seeds.add_argument("--seeds", type=int, metavar="K", help="seeds per property")
+    seeds.add_argument(
+        "--seed", type=int, action="append", metavar="S", help="this seed (repeatable)"
+    )
+    p.add_argument("--jobs", type=int, default=1, metavar="J", help="runs at once (1)")
+    p.add_argument("--out", metavar="FILE", help="write the verdict record here")
+    p.add_argument("--note", action="store_true", help="store the verdict as a note on CANDIDATE")
+    p.add_argument("--log", metavar="FILE", help="append one JSON line per judgement")
+    p.add_argument("--keep", action="store_true", help="keep the workspace (its path on stderr)")
+    p.set_defaults(command_argv=[])
+    _add_format(p)
+
+    p = sub.add_parser("show-verdict", help="print the verdict noted on REV")
+    p.add_argument("rev", nargs="?", default="HEAD", metavar="REV")
+    _add_format(p)
 
 
 def _add_freeze(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -261,7 +300,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="backslashreplace")
-    args = build_parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    tail: list[str] | None = None
+    if words[:1] == ["judge"] and "--" in words:
+        # `judge [CANDIDATE] … -- CMD…`: argparse cannot tell CMD from CANDIDATE
+        cut = words.index("--")
+        words, tail = words[:cut], words[cut + 1 :]
+    args = build_parser().parse_args(words)
+    if tail is not None:
+        if not tail:
+            print(f"{PREFIX}: usage-error: nothing after `--`", file=sys.stderr)
+            return EXIT_ERROR
+        args.command_argv = tail
     fmt = getattr(args, "format", "text")
     hook = args.command in HOOKS
     out = sys.stderr if hook else sys.stdout

@@ -73,7 +73,9 @@ def judge(
         pins = lockcheck.pin_lookup(git, cat, policy.notes_ref)
         for verdict, rows in zip(verdicts, endpoints, strict=True):
             facts = verdict.facts
-            if facts.notes:
+            if facts.notes and facts.update.ref.casefold() == policy.judge.notes_ref.casefold():
+                verdict.findings += _verdict_findings(git, cat, facts, policy, who)
+            elif facts.notes:
                 verdict.findings += _notes_findings(git, cat, facts, policy, who)
             if not verdict.judged or facts.commit is None:
                 continue
@@ -160,3 +162,28 @@ def _notes_findings(
     old = None if facts.update.is_create else facts.update.old
     problems = lockcheck.check_notes_update(git, cat, old, facts.update.new, policy)
     return rules.judge_notes(facts, problems)
+
+
+def _verdict_findings(
+    git: Git, cat: CatFile, facts: UpdateFacts, policy: Policy, who: Identity
+) -> list[rules.Finding]:
+    """A verdict writer's update of the verdict notes ref: every note it adds or
+    changes must be one canonical verdict record about the commit it annotates."""
+    from git_evidence.verdict import VerdictInvalid, parse_verdict
+
+    if facts.update.is_delete or not who.verdict_writer(policy):
+        return []
+    old = git.empty_tree() if facts.update.is_create else facts.update.old
+    out = git.out("diff-tree", "-r", "-z", "--raw", "--no-renames", old, facts.update.new)
+    problems = []
+    tokens = out.split(b"\0")
+    for meta, raw in zip(tokens[0::2], tokens[1::2], strict=False):
+        fields = meta.decode().split()
+        if not meta.startswith(b":") or fields[-1] == "D":
+            continue
+        annotated = raw.decode("utf-8", "replace").replace("/", "")
+        try:
+            parse_verdict(cat.read(fields[3]), annotated)
+        except VerdictInvalid as exc:
+            problems.append(exc.message)
+    return rules.judge_verdict_notes(facts, problems)

@@ -37,6 +37,11 @@ class Identity:
     def lock_writer(self, policy: Policy) -> bool:
         return self.trusted_clone or (self.name is not None and self.name in policy.lock_writers)
 
+    def verdict_writer(self, policy: Policy) -> bool:
+        return self.trusted_clone or (
+            self.name is not None and self.name in policy.verdict_writer_names
+        )
+
     def describe(self) -> str:
         if self.trusted_clone:
             return f"{self.name or 'this clone'} (trusted clone)"

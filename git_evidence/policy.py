@@ -19,6 +19,7 @@ from git_evidence import paths
 from git_evidence.errors import PolicyError
 from git_evidence.globs import has_wildcard, ref_glob_regex
 from git_evidence.paths import Classifier
+from git_evidence.properties import JudgeConfig, judge_section
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -76,6 +77,12 @@ class Policy:
     max_window_hours: int = 72
     time_budget_s: float = 4.5  # under GitHub Enterprise Server's shared 5 s
     source: str = "built-in defaults"
+    judge: JudgeConfig = field(default_factory=JudgeConfig)
+    verdict_writers: frozenset[str] | None = None  # None: the lock writers
+
+    @property
+    def verdict_writer_names(self) -> frozenset[str]:
+        return self.lock_writers if self.verdict_writers is None else self.verdict_writers
 
     def effective_globs(self) -> dict[str, tuple[str, ...]]:
         """The globs classification uses: the file's, plus the built-in policy globs
@@ -127,7 +134,17 @@ class Policy:
                 "required": self.lock_required,
             },
             "ledger": {"path": self.ledger_path, "max_window_hours": self.max_window_hours},
+            **self._judge_dict(),
         }
+
+    def _judge_dict(self) -> dict[str, Any]:
+        """Only when set, so the digest of a policy without them stays what it was."""
+        out: dict[str, Any] = {}
+        if self.judge != JudgeConfig():
+            out["judge"] = self.judge.as_dict()
+        if self.verdict_writers is not None:
+            out["verdict_writers"] = sorted(self.verdict_writers)
+        return out
 
     @property
     def digest(self) -> str:
@@ -228,9 +245,10 @@ TABLE_KEYS = {
         "allow_namespaces",
         "time_budget_s",
     },
-    "identities": {"evidence_writers", "ledger_writers", "lock_writers"},
+    "identities": {"evidence_writers", "ledger_writers", "lock_writers", "verdict_writers"},
     "lock": {"roots", "exclude", "notes_ref", "required"},
     "ledger": {"path", "max_window_hours"},
+    "judge": {"notes_ref", "repeat", "seeds", "timeout_s", "property"},
 }
 
 
@@ -278,6 +296,8 @@ def parse_policy(data: bytes, source: str) -> Policy:
         values[key] = frozenset(reader.str_list("identities", key, value))
     values.update(_lock(reader, doc.get("lock", {})))
     values.update(_ledger(reader, doc.get("ledger", {})))
+    lock_ref = doc.get("lock", {}).get("notes_ref", Policy.notes_ref)
+    values.update(judge_section(reader, doc.get("judge", {}), lock_ref))
     return Policy(**values)
 
 

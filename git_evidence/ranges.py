@@ -108,7 +108,8 @@ def plan_updates(
         facts = UpdateFacts(
             update,
             protected=is_protected(update.ref),
-            notes=update.ref.casefold() == policy.notes_ref.casefold(),
+            notes=update.ref.casefold()
+            in (policy.notes_ref.casefold(), policy.judge.notes_ref.casefold()),
         )
         plans.append(facts)
         if update.is_delete or facts.notes:

@@ -47,6 +47,11 @@ RULES: dict[str, tuple[str | None, str]] = {
         "only lock writers ({writers}) update {ref}; push without it "
         "(`git push <remote> <branch>`, not `--all`/`--mirror`)",
     ),
+    "verdict-invalid": (
+        REJECT,
+        "a verdict note is one canonical record `git evidence judge --note` wrote about "
+        "the commit it is attached to: judge the candidate again and push that note",
+    ),
     "replace-ref": (
         REJECT,
         "replace refs change what git shows for an object and are never accepted: "
@@ -263,6 +268,8 @@ def judge_ref(facts: UpdateFacts, policy: Policy, who: Identity) -> list[Finding
         return []
     if ref.startswith("refs/replace/"):
         return [_finding("replace-ref", ref, message="replace refs are refused")]
+    if facts.notes and ref.casefold() == policy.judge.notes_ref.casefold():
+        return judge_verdict_ref(facts, policy, who)
     if facts.notes:
         if who.lock_writer(policy):
             return []
@@ -306,6 +313,30 @@ def judge_ref(facts: UpdateFacts, policy: Policy, who: Identity) -> list[Finding
             )
         ]
     return []
+
+
+def judge_verdict_ref(facts: UpdateFacts, policy: Policy, who: Identity) -> list[Finding]:
+    """The verdict notes ref (SPEC §11.8) is pushed by verdict writers only."""
+    if who.verdict_writer(policy):
+        return []
+    ref = facts.update.ref
+    return [
+        Finding(
+            "notes-forge",
+            REJECT,
+            ref,
+            None,
+            {},
+            f"{who.describe()} is not a verdict writer",
+            f"only verdict writers ({_writers(policy.verdict_writer_names)}) update {ref}; "
+            "push without it (`git push <remote> <branch>`, not `--all`/`--mirror`)",
+        )
+    ]
+
+
+def judge_verdict_notes(facts: UpdateFacts, problems: Sequence[str]) -> list[Finding]:
+    """A verdict writer's push of the verdict notes ref: every note must be a verdict."""
+    return [_finding("verdict-invalid", facts.update.ref, message=problem) for problem in problems]
 
 
 def judge_update(

@@ -9,21 +9,23 @@ the seed reveals); a command that always fails is a product failure. Neither is 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import shlex
-import subprocess
 import sys
+import tempfile
 from datetime import datetime, timedelta, timezone
 
-from git_evidence import ledger, lock
+from git_evidence import ledger, lock, runner
 from git_evidence.context import chosen_policy
 from git_evidence.errors import EXIT_ALLOW, EXIT_REFUSE, EvidenceError, UsageError
+from git_evidence.fingerprint import exit_fingerprint, fingerprint
 from git_evidence.git import Git
 from git_evidence.identity import server_pusher
 from git_evidence.ledger import Freeze, iso
 from git_evidence.policy import Policy
+from git_evidence.properties import JUNIT_PLACEHOLDER
+from git_evidence.runner import Run
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,13 +37,39 @@ def run(args: argparse.Namespace) -> int:
     now = datetime.now(timezone.utc)
     if args.verb == "list":
         return _list(freezes, problems, now, args)
-    return _status(git, freezes, now, args.test_id, args.fingerprint)
+    old = old_kind_lines(ledger_bytes(git, policy))
+    return _status(git, freezes, now, args.test_id, args.fingerprint, old)
 
 
 def read_ledger(
     git: Git, policy: Policy, rev: str | None = None
 ) -> tuple[list[Freeze], list[ledger.Problem]]:
     """The ledger as tests read it (the working tree's file), or at ``rev``."""
+    return ledger.parse_ledger(ledger_bytes(git, policy, rev), policy.max_window_hours)
+
+
+def old_kind_lines(data: bytes) -> set[int]:
+    """Lines whose fingerprint is of the old kind: ``freeze add`` once took a digest of
+    one failing run's output, which differs every run, so no judgement can match it.
+    Such a fingerprint is one of the entry's own output digests; the shared
+    fingerprint (SPEC §11.6) never is."""
+    lines = set()
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        if b'"outputs"' not in raw:
+            continue
+        try:
+            doc = json.loads(raw)
+        except ValueError:
+            continue
+        outputs = doc.get("outputs") if isinstance(doc, dict) else None
+        if isinstance(outputs, list) and doc.get("fingerprint") in {
+            str(o[1]) for o in outputs if isinstance(o, list) and len(o) == 2
+        }:
+            lines.add(number)
+    return lines
+
+
+def ledger_bytes(git: Git, policy: Policy, rev: str | None = None) -> bytes:
     data: bytes | None = None
     if rev is None:
         top = git.text("rev-parse", "--show-toplevel")
@@ -53,7 +81,7 @@ def read_ledger(
             rev = "HEAD"
     if rev is not None:
         data = git.blob_at(rev, policy.ledger_path)
-    return ledger.parse_ledger(data or b"", policy.max_window_hours)
+    return data or b""
 
 
 def _add(git: Git, policy: Policy, args: argparse.Namespace) -> int:
@@ -91,16 +119,23 @@ def _add(git: Git, policy: Policy, args: argparse.Namespace) -> int:
         )
     pin = lock.read_lock(git, found).digest
 
-    outcomes: dict[int, list[tuple[int, str]]] = {}
-    for seed in range(args.seed, args.seed + args.seeds):
-        env = {**os.environ, "EVIDENCE_SEED": str(seed), "PYTHONHASHSEED": str(seed)}
-        outcomes[seed] = [_run_once(command, env, args.timeout) for _ in range(args.runs)]
-        codes = [code for code, _ in outcomes[seed]]
-        fails = sum(1 for code in codes if code != 0)
-        print(f"seed {seed}: {args.runs - fails} passed, {fails} failed", file=sys.stderr)
+    junit = any(JUNIT_PLACEHOLDER in a for a in command)
+    outcomes: dict[int, list[Run]] = {}
+    with (
+        tempfile.TemporaryDirectory(prefix="git-evidence-freeze-") as scratch,
+        runner.interruptible(),
+    ):
+        for seed in range(args.seed, args.seed + args.seeds):
+            chain = runner.Chain(tuple(command), seed, args.runs, args.timeout, junit)
+            outcomes[seed] = runner.run_chain(chain, cwd=None, env=os.environ, scratch=scratch)
+            fails = sum(1 for r in outcomes[seed] if _failed(r, args.test, junit))
+            print(f"seed {seed}: {args.runs - fails} passed, {fails} failed", file=sys.stderr)
 
-    flaky = [s for s, runs in outcomes.items() if 0 < sum(1 for c, _ in runs if c != 0) < len(runs)]
-    always = [s for s, runs in outcomes.items() if all(c != 0 for c, _ in runs)]
+    def failures_of(runs: list[Run]) -> int:
+        return sum(1 for r in runs if _failed(r, args.test, junit))
+
+    flaky = [s for s, runs in outcomes.items() if 0 < failures_of(runs) < len(runs)]
+    always = [s for s, runs in outcomes.items() if failures_of(runs) == len(runs)]
     if not flaky:
         if always and len(always) == len(outcomes):
             print(
@@ -119,8 +154,9 @@ def _add(git: Git, policy: Policy, args: argparse.Namespace) -> int:
         return EXIT_REFUSE
     seed = flaky[0]
     runs = outcomes[seed]
-    failures = sum(1 for code, _ in runs if code != 0)
-    fingerprint = args.fingerprint or next(digest for code, digest in runs if code != 0)
+    failures = failures_of(runs)
+    first = next(r for r in runs if _failed(r, args.test, junit))
+    fingerprint = args.fingerprint or run_fingerprint(first, args.test, junit)
     now = datetime.now(timezone.utc).replace(microsecond=0)
     entry = {
         "test_id": args.test,
@@ -137,7 +173,8 @@ def _add(git: Git, policy: Policy, args: argparse.Namespace) -> int:
     if args.reason:
         entry["reason"] = args.reason
     # what each run of the reproducing seed did: exit code and a digest of its output
-    entry["outputs"] = [[code, digest] for code, digest in runs]
+    # (recorded, never compared: output differs run to run)
+    entry["outputs"] = [[r.code, r.output.removeprefix("sha256:")[:16]] for r in runs]
     entry["command"] = shlex.join(command)
     line = json.dumps(entry, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     _append(git, policy, line.encode("utf-8") + b"\n")
@@ -149,15 +186,21 @@ def _add(git: Git, policy: Policy, args: argparse.Namespace) -> int:
     return EXIT_ALLOW
 
 
-def _run_once(command: list[str], env: dict[str, str], timeout: float) -> tuple[int, str]:
-    try:
-        proc = subprocess.run(command, env=env, capture_output=True, timeout=timeout, check=False)
-    except subprocess.TimeoutExpired:
-        return 124, "timeout"
-    except OSError as exc:
-        raise UsageError(f"cannot run {command[0]!r}: {exc.strerror}") from None
-    digest = hashlib.sha256(proc.stdout + b"\0" + proc.stderr).hexdigest()[:16]
-    return proc.returncode, digest
+def _failed(run: Run, test_id: str, junit: bool) -> bool:
+    """Did ``test_id`` fail in this run? With JUnit: its own outcome (absent from the
+    XML counts as failed when the run failed); without: the exit code."""
+    if not junit or run.tests is None:
+        return run.code != 0
+    case = run.tests.get(test_id)
+    return run.code != 0 if case is None else case.outcome in runner.FAILING
+
+
+def run_fingerprint(run: Run, test_id: str, junit: bool) -> str:
+    """The shared fingerprint (SPEC §11.6) of a failing run, as ``judge`` computes it."""
+    case = (run.tests or {}).get(test_id) if junit else None
+    if case is not None and case.outcome in runner.FAILING:
+        return fingerprint(test_id, case.outcome, case.type, case.message)
+    return exit_fingerprint(test_id, run.code)
 
 
 def _append(git: Git, policy: Policy, line: bytes) -> None:
@@ -212,7 +255,12 @@ def _list(
 
 
 def _status(
-    git: Git, freezes: list[Freeze], now: datetime, test_id: str, fingerprint: str | None
+    git: Git,
+    freezes: list[Freeze],
+    now: datetime,
+    test_id: str,
+    fingerprint: str | None,
+    old_kind: set[int],
 ) -> int:
     born = first_added(git, test_id)
     for f in freezes:
@@ -227,6 +275,12 @@ def _status(
             )
             continue
         print(f"{test_id}: frozen until {iso(f.until)} (line {f.line}, seed {f.seed})")
+        if f.line in old_kind:
+            print(
+                f"  its fingerprint {f.fingerprint} is of the old kind (a digest of one "
+                "run's output): `git evidence judge` never matches it; when it expires, "
+                "reproduce the flake with `git evidence freeze add` again"
+            )
         return EXIT_ALLOW
     print(f"{test_id}: no freeze in force")
     return EXIT_REFUSE

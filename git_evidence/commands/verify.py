@@ -7,22 +7,18 @@ Exit 0 only when everything matches and the range is allowed."""
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
-import os
-import stat
-from collections.abc import Mapping
 from typing import Any
 
 from git_evidence import lock, manifest
 from git_evidence.commands.check import judge_range, policy_and_base
 from git_evidence.context import require_commit
+from git_evidence.disk import worktree_manifest
 from git_evidence.errors import EXIT_ALLOW, EXIT_REFUSE
 from git_evidence.git import Git
 from git_evidence.identity import client_identity
 from git_evidence.lock import LockInvalid
-from git_evidence.manifest import LFS_MAX, Drift, Entry, Excluder, lfs_pointer
-from git_evidence.paths import GITLINK_MODE
+from git_evidence.manifest import Drift, Entry
 from git_evidence.report import show_path, to_json, to_text
 
 
@@ -60,9 +56,7 @@ def run(args: argparse.Namespace) -> int:
                 summary = pinned.summary()
                 if args.worktree:
                     top = git.text("rev-parse", "--show-toplevel")
-                    actual = worktree_manifest(
-                        git, top, pinned.roots, policy.lock_exclude, pinned.files
-                    )
+                    actual = worktree_manifest(top, pinned.roots, policy.lock_exclude, pinned.files)
                 else:
                     _, actual = manifest.build_manifest(
                         git, rev, pinned.roots, policy.lock_exclude, pinned
@@ -142,71 +136,3 @@ def _drift_json(item: Drift) -> dict[str, Any]:
         return {"mode": entry.mode, "digest": entry.digest, "size": entry.size, "lfs": entry.lfs}
 
     return {"path": item.path, "kind": item.kind, "old": side(item.old), "new": side(item.new)}
-
-
-def worktree_manifest(
-    git: Git,
-    top: str,
-    roots: tuple[str, ...],
-    exclude: tuple[str, ...],
-    locked: Mapping[str, Entry],
-) -> dict[str, Entry]:
-    """The files on disk under the roots, as the lock records them: every file,
-    tracked or not, ignored or not, except the excluded globs. Links are not followed:
-    their text is hashed. A file whose lock entry is an LFS pointer matches when its
-    bytes are the object the pointer names (git-lfs has smudged it)."""
-    excluded = Excluder(exclude)
-    files: dict[str, Entry] = {}
-    for root in roots:
-        start = os.path.join(top, root)
-        if os.path.islink(start) or os.path.isfile(start):
-            _add_file(files, top, root, excluded)
-            continue
-        for directory, subdirs, names in os.walk(start):
-            rel_dir = os.path.relpath(directory, top).replace(os.sep, "/")
-            for sub in list(subdirs):
-                path = f"{rel_dir}/{sub}"
-                full = os.path.join(directory, sub)
-                if os.path.islink(full):
-                    subdirs.remove(sub)
-                    _add_file(files, top, path, excluded)
-                elif os.path.exists(os.path.join(full, ".git")):
-                    subdirs.remove(sub)  # a submodule: recorded by its commit
-                    head = Git(cwd=full).resolve_commit("HEAD")
-                    if head and not excluded(path):
-                        files[path] = Entry(GITLINK_MODE, head)
-            for name in names:
-                _add_file(files, top, f"{rel_dir}/{name}", excluded)
-    for path, entry in files.items():
-        pointer = locked.get(path)
-        if (
-            pointer is not None
-            and pointer.lfs is not None
-            and entry.lfs is None
-            and pointer.lfs == f"sha256:{entry.sha256} {entry.size}"
-        ):
-            files[path] = pointer
-    return dict(sorted(files.items()))
-
-
-def _add_file(files: dict[str, Entry], top: str, path: str, excluded: Excluder) -> None:
-    if excluded(path):
-        return
-    full = os.path.join(top, path)
-    info = os.lstat(full)
-    if stat.S_ISLNK(info.st_mode):
-        data = os.fsencode(os.readlink(full))
-        files[path] = Entry("120000", "", len(data), hashlib.sha256(data).hexdigest())
-        return
-    if not stat.S_ISREG(info.st_mode):
-        return
-    digest = hashlib.sha256()
-    with open(full, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    mode = "100755" if info.st_mode & stat.S_IXUSR else "100644"
-    lfs = None
-    if info.st_size <= LFS_MAX:
-        with open(full, "rb") as handle:
-            lfs = lfs_pointer(handle.read())
-    files[path] = Entry(mode, "", info.st_size, digest.hexdigest(), lfs)

@@ -1,0 +1,204 @@
+"""The judge's steps that are not the command line (SPEC §11.1-5): the pin at the
+base, the changes base → candidate and what they signal before anything runs, the
+workspace's drift from the pin, and the properties' runs."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from git_evidence import ledger, lock, manifest, paths, runner, workspace
+from git_evidence.disk import worktree_manifest
+from git_evidence.errors import EvidenceError
+from git_evidence.git import CatFile, Git, zsplit
+from git_evidence.lock import LockInvalid
+from git_evidence.manifest import Drift, Entry
+from git_evidence.policy import Policy
+from git_evidence.properties import JudgeProperty
+from git_evidence.ranges import LinkResolver, parse_raw
+from git_evidence.verdict import FixtureRun, PropertyRuns, Signals
+
+# Variables that would point a command at the repository (or another one) instead of
+# the workspace it runs in.
+REPOSITORY_ENV = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_QUARANTINE_PATH",
+    "GIT_PREFIX",
+    "OLDPWD",
+)
+
+
+@dataclass(frozen=True)
+class Pin:
+    """The lock in force at the base, or the base's own manifest when none is."""
+
+    digest: str | None
+    commit: str | None
+    note: str | None
+    roots: tuple[str, ...]
+    files: dict[str, Entry]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "digest": self.digest,
+            "commit": self.commit,
+            "note": self.note,
+            "unpinned": self.digest is None,
+            "roots": list(self.roots),
+        }
+
+
+def read_pin(git: Git, policy: Policy, base: str) -> Pin:
+    found = lock.find_lock(git, policy.notes_ref, base)
+    if found is None:
+        _, files = manifest.build_manifest(git, base, policy.lock_roots, policy.lock_exclude)
+        return Pin(None, None, None, tuple(policy.lock_roots), files)
+    try:
+        pinned = lock.read_lock(git, found)
+    except LockInvalid as exc:
+        raise EvidenceError(f"the lock in force at {base[:12]}: {exc.message}", exc.fix) from None
+    return Pin(pinned.digest, found.commit, found.blob, tuple(pinned.roots), dict(pinned.files))
+
+
+def changed_paths(git: Git, base: str, treeish: str) -> tuple[paths.Change, ...]:
+    """base → candidate as classifiable changes (symlink targets read and followed
+    through the candidate's own tree)."""
+    out = git.out(
+        "diff-tree",
+        "-r",
+        "-z",
+        "--raw",
+        "--no-renames",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--ignore-submodules=none",
+        base,
+        treeish,
+    )
+    tokens = [treeish.encode(), *zsplit(out)]
+    with CatFile(git) as blobs:
+        diffs = list(parse_raw(iter(tokens), LinkResolver(git, blobs)))
+    return diffs[0].changes if diffs else ()
+
+
+def evidence_signals(
+    policy: Policy, changes: Sequence[paths.Change]
+) -> tuple[dict[str, Any], Signals]:
+    """What the changes say before anything runs: paths by class, and the evidence
+    rewrites, fixture changes and held paths among them."""
+    classifier = policy.classifier()
+    by_class: dict[str, list[str]] = {}
+    rewrite, breach, held = [], [], []
+    for change in changes:
+        klass = classifier.classify_change(change).klass
+        by_class.setdefault(klass, []).append(change.path)
+        if klass in (paths.ORACLE, paths.POLICY, paths.LEDGER):
+            rewrite.append(f"{klass}: {change.path}")
+        elif klass == paths.TEST and change.status != "A":
+            what = "deleted" if change.status == "D" else "edited"
+            rewrite.append(f"test ({what}): {change.path}")
+        elif klass == paths.TEST and policy.added_test != "allow":
+            held.append(f"added test: {change.path}")
+        elif klass == paths.FIXTURE:
+            breach.append(f"fixture changed by the candidate: {change.path}")
+        elif klass == paths.OTHER and policy.other_path != "allow":
+            held.append(f"other: {change.path}")
+    evidence = {"paths": {k: sorted(v) for k, v in sorted(by_class.items())}}
+    return evidence, Signals(
+        oracle_rewrite=tuple(rewrite), fixture_breach=tuple(breach), held=tuple(held)
+    )
+
+
+def run_properties(
+    props: Sequence[JudgeProperty],
+    spaces: Sequence[str],
+    area: workspace.Area,
+    env: dict[str, str],
+    progress: Callable[[str], None] | None = None,
+) -> list[PropertyRuns]:
+    chains: list[runner.Chain] = []
+    owners: list[tuple[PropertyRuns, FixtureRun | None]] = []
+    results = [PropertyRuns(p) for p in props]
+    for result in results:
+        prop = result.prop
+        for seed in prop.seeds:
+            chains.append(
+                runner.Chain(
+                    prop.command, seed, prop.repeat, prop.timeout_s, prop.junit, label=prop.id
+                )
+            )
+            owners.append((result, None))
+        for kind in ("must_fail", "must_pass"):
+            for path in getattr(prop, kind):
+                for seed in prop.seeds:
+                    fixture = FixtureRun(kind, path, seed, None)
+                    result.fixtures.append(fixture)
+                    if not os.path.lexists(os.path.join(spaces[0], path)):
+                        continue
+                    expect = "fail" if kind == "must_fail" else "pass"
+                    chains.append(
+                        runner.Chain(
+                            (*prop.command, path),
+                            seed,
+                            1,
+                            prop.timeout_s,
+                            prop.junit,
+                            {"EVIDENCE_FIXTURE": path, "EVIDENCE_EXPECT": expect},
+                            label=f"{prop.id} {kind.replace('_', '-')} {path}",
+                        )
+                    )
+                    owners.append((result, fixture))
+    outcomes = runner.run_chains(chains, spaces, env=env, scratch=area.scratch, progress=progress)
+    for (result, owner), runs in zip(owners, outcomes, strict=True):
+        if owner is None:
+            result.seeds[runs[0].seed] = runs
+        else:
+            owner.run = runs[0]
+    return results
+
+
+def lock_ref(pin: Pin) -> lock.LockRef | None:
+    if pin.commit is None or pin.note is None:
+        return None
+    return lock.LockRef(pin.commit, pin.note)
+
+
+def base_freezes(git: Git, policy: Policy, base: str) -> list[ledger.Freeze]:
+    """The freeze ledger as the base has it (never the candidate's)."""
+    data = git.blob_at(base, policy.ledger_path) or b""
+    freezes, _ = ledger.parse_ledger(data, policy.max_window_hours)
+    return freezes
+
+
+def drift(space: str, pin: Pin, policy: Policy) -> list[Drift]:
+    actual = worktree_manifest(space, pin.roots, policy.lock_exclude, pin.files, submodules=False)
+    return manifest.compare(pin.files, actual)
+
+
+def drift_json(item: Drift) -> dict[str, Any]:
+    def side(entry: Entry | None) -> dict[str, Any] | None:
+        if entry is None:
+            return None
+        return {"mode": entry.mode, "digest": entry.digest, "size": entry.size}
+
+    return {"path": item.path, "kind": item.kind, "old": side(item.old), "new": side(item.new)}
+
+
+def run_env(area: workspace.Area) -> dict[str, str]:
+    """The environment of every run: this one, minus what points at the repository
+    and any EVIDENCE_* left over; git discovery stops above the workspaces."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in REPOSITORY_ENV and not k.startswith("EVIDENCE_")
+    }
+    env["GIT_CEILING_DIRECTORIES"] = area.root
+    return env
