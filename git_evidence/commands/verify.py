@@ -17,7 +17,7 @@ from typing import Any
 from git_evidence import lock, manifest
 from git_evidence.commands.check import judge_range, policy_and_base
 from git_evidence.context import require_commit
-from git_evidence.errors import EXIT_ALLOW, EXIT_REFUSE
+from git_evidence.errors import EXIT_ALLOW, EXIT_REFUSE, PREFIX, GitError
 from git_evidence.git import Git
 from git_evidence.identity import client_identity
 from git_evidence.lock import LockInvalid
@@ -104,6 +104,18 @@ def run(args: argparse.Namespace) -> int:
     else:
         _print_text(rev, args.worktree, found, summary, problem, drift)
         print(to_text(checked), end="")
+        what = "the working tree" if args.worktree else rev[:12]
+        reasons = [
+            "no lock to compare with" if summary is None else "",
+            f"{what} differs from the lock in {len(drift)} file(s)" if drift else "",
+            "the base no longer matches its lock (lock-stale)" if stale else "",
+            "the range is not allowed" if checked.exit_code != EXIT_ALLOW else "",
+        ]
+        # The last line says what the exit status says.
+        if ok:
+            print(f"{PREFIX}: verified: {what} matches its lock and the range is allowed")
+        else:
+            print(f"{PREFIX}: not verified: {'; '.join(r for r in reasons if r)}")
     return EXIT_ALLOW if ok else EXIT_REFUSE
 
 
@@ -153,14 +165,20 @@ def worktree_manifest(
 ) -> dict[str, Entry]:
     """The files on disk under the roots, as the lock records them: every file,
     tracked or not, ignored or not, except the excluded globs. Links are not followed:
-    their text is hashed. A file whose lock entry is an LFS pointer matches when its
-    bytes are the object the pointer names (git-lfs has smudged it)."""
+    their text is hashed.
+
+    A file is compared as git would check it in (SPEC §10 Lock): `git hash-object`
+    applies the conversions its attributes ask for (`eol`, `text`, filters), so a
+    checkout whose `.gitattributes` turns LF into CRLF matches its lock, and one git
+    process hashes them all. A file whose lock entry is an LFS pointer also matches when
+    its bytes are the object the pointer names (git-lfs has smudged it)."""
     excluded = Excluder(exclude)
     files: dict[str, Entry] = {}
+    regular: dict[str, int] = {}  # path → st_mode of each regular file
     for root in roots:
         start = os.path.join(top, root)
         if os.path.islink(start) or os.path.isfile(start):
-            _add_file(files, top, root, excluded)
+            _add_file(files, regular, top, root, excluded)
             continue
         for directory, subdirs, names in os.walk(start):
             rel_dir = os.path.relpath(directory, top).replace(os.sep, "/")
@@ -169,27 +187,69 @@ def worktree_manifest(
                 full = os.path.join(directory, sub)
                 if os.path.islink(full):
                     subdirs.remove(sub)
-                    _add_file(files, top, path, excluded)
+                    _add_file(files, regular, top, path, excluded)
                 elif os.path.exists(os.path.join(full, ".git")):
                     subdirs.remove(sub)  # a submodule: recorded by its commit
                     head = Git(cwd=full).resolve_commit("HEAD")
                     if head and not excluded(path):
                         files[path] = Entry(GITLINK_MODE, head)
             for name in names:
-                _add_file(files, top, f"{rel_dir}/{name}", excluded)
-    for path, entry in files.items():
-        pointer = locked.get(path)
+                _add_file(files, regular, top, f"{rel_dir}/{name}", excluded)
+    blobs = checked_in_blobs(Git(cwd=top), list(regular))
+    for path, st_mode in regular.items():
+        mode = "100755" if st_mode & stat.S_IXUSR else "100644"
+        entry = locked.get(path)
+        if entry is not None and entry.blob == blobs[path]:
+            files[path] = entry._replace(mode=mode)  # the locked bytes, as git stores them
+            continue
+        files[path] = _hash_file(top, path, mode, blobs[path])
+        pointer = entry
         if (
             pointer is not None
             and pointer.lfs is not None
-            and entry.lfs is None
-            and pointer.lfs == f"sha256:{entry.sha256} {entry.size}"
+            and files[path].lfs is None
+            and pointer.lfs == f"sha256:{files[path].sha256} {files[path].size}"
         ):
-            files[path] = pointer
+            files[path] = pointer._replace(mode=mode)
     return dict(sorted(files.items()))
 
 
-def _add_file(files: dict[str, Entry], top: str, path: str, excluded: Excluder) -> None:
+def checked_in_blobs(git: Git, paths: list[str]) -> dict[str, str]:
+    """The blob id git would store for each file (relative to ``git``'s directory, the
+    top of the working tree) after the clean conversions its attributes ask for: one
+    `git hash-object --stdin-paths`. Every path is quoted the way git unquotes it, so
+    any byte in a name is safe. `core.safecrlf` is off: a file whose endings do not
+    round-trip is a difference to report, not an error."""
+    if not paths:
+        return {}
+    data = b"".join(_c_quote(os.fsencode(p)) + b"\n" for p in paths)
+    out = git.out("-c", "core.safecrlf=false", "hash-object", "--stdin-paths", input=data)
+    oids = out.decode().split()
+    if len(oids) != len(paths):
+        raise GitError(
+            ["git", "hash-object", "--stdin-paths"], 128, out, b"one blob id per path expected"
+        )
+    return dict(zip(paths, oids, strict=True))
+
+
+def _c_quote(raw: bytes) -> bytes:
+    """A path as a C-style quoted string (git's `unquote_c_style` reads it back)."""
+    out = bytearray(b'"')
+    for byte in raw:
+        if byte in b'"\\':
+            out += b"\\" + bytes([byte])
+        elif byte < 0x20 or byte >= 0x7F:
+            out += b"\\%03o" % byte
+        else:
+            out.append(byte)
+    out += b'"'
+    return bytes(out)
+
+
+def _add_file(
+    files: dict[str, Entry], regular: dict[str, int], top: str, path: str, excluded: Excluder
+) -> None:
+    """Record a link by its text; note a regular file, hashed later with all others."""
     if excluded(path):
         return
     full = os.path.join(top, path)
@@ -197,16 +257,22 @@ def _add_file(files: dict[str, Entry], top: str, path: str, excluded: Excluder) 
     if stat.S_ISLNK(info.st_mode):
         data = os.fsencode(os.readlink(full))
         files[path] = Entry("120000", "", len(data), hashlib.sha256(data).hexdigest())
-        return
-    if not stat.S_ISREG(info.st_mode):
-        return
+    elif stat.S_ISREG(info.st_mode):
+        regular[path] = info.st_mode
+
+
+def _hash_file(top: str, path: str, mode: str, blob: str) -> Entry:
+    """A file that differs from its lock entry (or has none): its bytes on disk, for
+    the drift report."""
     digest = hashlib.sha256()
-    with open(full, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    mode = "100755" if info.st_mode & stat.S_IXUSR else "100644"
+    size = 0
     lfs = None
-    if info.st_size <= LFS_MAX:
-        with open(full, "rb") as handle:
-            lfs = lfs_pointer(handle.read())
-    files[path] = Entry(mode, "", info.st_size, digest.hexdigest(), lfs)
+    with open(os.path.join(top, path), "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            if size == 0 and len(chunk) <= LFS_MAX:
+                lfs = lfs_pointer(chunk)
+            digest.update(chunk)
+            size += len(chunk)
+    if size > LFS_MAX:
+        lfs = None
+    return Entry(mode, blob, size, digest.hexdigest(), lfs)
