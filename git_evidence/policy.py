@@ -63,6 +63,8 @@ class Policy:
     evidence_writers: frozenset[str] = frozenset()
     ledger_writers: frozenset[str] = frozenset()
     lock_writers: frozenset[str] = frozenset()
+    # Who accepts a hold by pushing (SPEC §10); None: the evidence writers.
+    reviewers: frozenset[str] | None = None
     lock_roots: tuple[str, ...] = (
         "tests/fixtures",
         "tests/goldens",
@@ -76,6 +78,11 @@ class Policy:
     max_window_hours: int = 72
     time_budget_s: float = 4.5  # under GitHub Enterprise Server's shared 5 s
     source: str = "built-in defaults"
+
+    @property
+    def review_names(self) -> frozenset[str]:
+        """The reviewers in force: ``[identities].reviewers``, else the evidence writers."""
+        return self.evidence_writers if self.reviewers is None else self.reviewers
 
     def effective_globs(self) -> dict[str, tuple[str, ...]]:
         """The globs classification uses: the file's, plus the built-in policy globs
@@ -119,6 +126,7 @@ class Policy:
                 "evidence_writers": sorted(self.evidence_writers),
                 "ledger_writers": sorted(self.ledger_writers),
                 "lock_writers": sorted(self.lock_writers),
+                "reviewers": sorted(self.review_names),
             },
             "lock": {
                 "roots": list(self.lock_roots),
@@ -228,7 +236,7 @@ TABLE_KEYS = {
         "allow_namespaces",
         "time_budget_s",
     },
-    "identities": {"evidence_writers", "ledger_writers", "lock_writers"},
+    "identities": {"evidence_writers", "ledger_writers", "lock_writers", "reviewers"},
     "lock": {"roots", "exclude", "notes_ref", "required"},
     "ledger": {"path", "max_window_hours"},
 }
