@@ -287,10 +287,9 @@ def _command(name: str) -> Callable[[argparse.Namespace], Report | int]:
 
 
 def _rules(args: argparse.Namespace) -> int:
-    from git_evidence.rules import RULES
+    from git_evidence.rules import reference
 
-    for rule, (decision, hint) in RULES.items():
-        print(f"{rule} ({decision or 'per [rules]'}): {hint}")
+    print("\n".join(reference()))
     return 0
 
 

@@ -20,6 +20,9 @@ PUSHER_VARIABLES = (
 )
 
 
+CLIENT = "client clone"  # the source of a client hook's identity: no name
+
+
 @dataclass(frozen=True)
 class Identity:
     name: str | None  # None: anonymous
@@ -42,9 +45,21 @@ class Identity:
             self.name is not None and self.name in policy.verdict_writer_names
         )
 
+    def reviewer(self, policy: Policy) -> bool:
+        """Whether this identity's push accepts a hold (SPEC §10): a reviewer, or a
+        person's own clone marked trusted."""
+        return self.trusted_clone or (self.name is not None and self.name in policy.review_names)
+
+    @property
+    def accepter(self) -> str:
+        """How a report names this identity when its push accepts a hold."""
+        return self.name if self.name is not None else "this trusted clone"
+
     def describe(self) -> str:
         if self.trusted_clone:
             return f"{self.name or 'this clone'} (trusted clone)"
+        if self.name is None and self.source == CLIENT:
+            return "this clone"
         return self.name if self.name is not None else "anonymous"
 
 
@@ -61,4 +76,4 @@ def client_identity(trusted: bool, as_name: str | None = None) -> Identity:
     (``git config evidence.trusted true``); ``--as NAME`` judges as a named pusher."""
     if as_name is not None:
         return Identity(as_name, "--as")
-    return Identity(None, "client clone", trusted_clone=trusted)
+    return Identity(None, CLIENT, trusted_clone=trusted)

@@ -64,6 +64,8 @@ class Policy:
     evidence_writers: frozenset[str] = frozenset()
     ledger_writers: frozenset[str] = frozenset()
     lock_writers: frozenset[str] = frozenset()
+    # Who accepts a hold by pushing (SPEC §10); None: the evidence writers.
+    reviewers: frozenset[str] | None = None
     lock_roots: tuple[str, ...] = (
         "tests/fixtures",
         "tests/goldens",
@@ -83,6 +85,11 @@ class Policy:
     @property
     def verdict_writer_names(self) -> frozenset[str]:
         return self.lock_writers if self.verdict_writers is None else self.verdict_writers
+
+    @property
+    def review_names(self) -> frozenset[str]:
+        """The reviewers in force: ``[identities].reviewers``, else the evidence writers."""
+        return self.evidence_writers if self.reviewers is None else self.reviewers
 
     def effective_globs(self) -> dict[str, tuple[str, ...]]:
         """The globs classification uses: the file's, plus the built-in policy globs
@@ -126,6 +133,7 @@ class Policy:
                 "evidence_writers": sorted(self.evidence_writers),
                 "ledger_writers": sorted(self.ledger_writers),
                 "lock_writers": sorted(self.lock_writers),
+                "reviewers": sorted(self.review_names),
             },
             "lock": {
                 "roots": list(self.lock_roots),
@@ -245,7 +253,13 @@ TABLE_KEYS = {
         "allow_namespaces",
         "time_budget_s",
     },
-    "identities": {"evidence_writers", "ledger_writers", "lock_writers", "verdict_writers"},
+    "identities": {
+        "evidence_writers",
+        "ledger_writers",
+        "lock_writers",
+        "reviewers",
+        "verdict_writers",
+    },
     "lock": {"roots", "exclude", "notes_ref", "required"},
     "ledger": {"path", "max_window_hours"},
     "judge": {"notes_ref", "repeat", "seeds", "timeout_s", "property"},

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 # git prefixes each relayed line with `remote: ` (8 columns); 72 keeps lines in 80.
 WIDTH = 72
 MAX_PATHS = 20
+ACCEPTED_PATHS = 3  # paths named on the line of an accepted hold
 
 
 @dataclass
@@ -26,6 +27,7 @@ class Report:
     verdicts: list[UpdateVerdict] = field(default_factory=list)
     error: Finding | None = None
     notes: list[str] = field(default_factory=list)
+    staged: bool = False  # pre-commit's judgement of the staged change
 
     @property
     def decision(self) -> str:
@@ -88,6 +90,8 @@ def _finding_json(finding: Finding) -> dict[str, Any]:
         "paths": finding.paths,
         "message": finding.message,
         "hint": finding.hint,
+        "blocking": finding.blocking,
+        "accepted_by": finding.accepted_by,
     }
 
 
@@ -102,8 +106,12 @@ def to_text(report: Report, *, verbose: bool = True) -> str:
         if not verdict.findings and not verbose:
             continue
         span = f"{len(facts.commits)} commit{'s' if len(facts.commits) != 1 else ''}"
-        if facts.base:
+        if report.staged:
+            span = "the staged change"
+        elif facts.base:
             span += f" since {facts.base[:12]}"
+        elif verdict.judged and facts.commits:
+            span += ", no history in common with the base"
         lines.append(f"{PREFIX}: {facts.update.ref}: {verdict.decision} ({span})")
         for finding in verdict.findings:
             lines += _finding_lines(finding)
@@ -125,6 +133,8 @@ def _wrap(text: str) -> list[str]:
 
 
 def _finding_lines(finding: Finding) -> list[str]:
+    if finding.accepted_by is not None:
+        return _accepted_lines(finding)
     where = " ".join(x for x in (finding.ref, (finding.commit or "")[:12]) if x)
     head = (
         f"{finding.rule}: {where}: {finding.message}"
@@ -151,6 +161,15 @@ def _finding_lines(finding: Finding) -> list[str]:
     return lines
 
 
+def _accepted_lines(finding: Finding) -> list[str]:
+    """A hold a reviewer's push accepted: one notice, not a finding to fix."""
+    found = [show_path(p) for listed in finding.paths.values() for p in listed]
+    shown = ", ".join(found[:ACCEPTED_PATHS])
+    if len(found) > ACCEPTED_PATHS:
+        shown += f" and {len(found) - ACCEPTED_PATHS} more"
+    return _wrap(f"accepted by {finding.accepted_by}: {finding.rule} {shown}".rstrip())
+
+
 def _summary(report: Report) -> str:
     policy = (
         "no policy"
@@ -160,6 +179,9 @@ def _summary(report: Report) -> str:
     who = report.who.describe()
     if report.error is not None:
         return f"{PREFIX}: could not decide, refusing ({who}; {policy})"
+    if report.staged:  # pre-commit: nothing is pushed, there is no ref update
+        verdict = "allowed" if report.decision == ALLOW else "refused"
+        return f"{PREFIX}: {verdict}: the staged change ({who}; {policy})"
     refused = [v for v in report.verdicts if v.decision != ALLOW]
     total = len(report.verdicts)
     if not refused:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, NamedTuple
 
 from git_evidence import paths
@@ -23,7 +24,9 @@ SEVERITY = {ALLOW: 0, HOLD: 1, REJECT: 2}
 # side" when they sit beside evidence (test code and unclassified paths included).
 NON_EVIDENCE_SIDE = frozenset({paths.PRODUCT, paths.TEST, paths.OTHER})
 
-# rule id → (decision, one line saying how to fix it). `{…}` fields are filled in.
+# rule id → (decision, one line saying how to fix it). `{…}` fields are filled in
+# (FIELDS says with what); a rule whose hint names {base} has a NO_BASE twin for a
+# range that has no base (a branch with no history in common with [rules].base).
 RULES: dict[str, tuple[str | None, str]] = {
     "mixed-commit": (
         REJECT,
@@ -39,13 +42,13 @@ RULES: dict[str, tuple[str | None, str]] = {
     ),
     "evidence-untrusted": (
         REJECT,
-        "remove the evidence change from this push (`git rebase -i {base}`), or ask "
-        "{writers} to push it on its own",
+        "remove the evidence change from this push (`git rebase -i {base}`) and have "
+        "{role} push it on its own ({writers})",
     ),
     "notes-forge": (
         REJECT,
-        "only lock writers ({writers}) update {ref}; push without it "
-        "(`git push <remote> <branch>`, not `--all`/`--mirror`)",
+        "only lock writers ({writers}) update {ref}; push branches by name (`git push "
+        "origin main`), not with `--all` or `--mirror`",
     ),
     "verdict-invalid": (
         REJECT,
@@ -70,18 +73,13 @@ RULES: dict[str, tuple[str | None, str]] = {
     "not-a-commit": (REJECT, "push a ref that names a commit (a tag must peel to a commit)"),
     "other-path": (
         None,
-        "these paths are in no class: classify them in [paths] with a reviewed policy "
-        "change, or push them apart for review",
+        "these paths are in no class: {accept}; or classify them in [paths] with a "
+        "reviewed policy change",
     ),
-    "added-test": (
-        None,
-        "new test files are reviewed before they judge the product: push them in a "
-        "change of their own for a person to accept",
-    ),
+    "added-test": (None, "new test files are reviewed before they judge the product: {accept}"),
     "test-edit": (
         None,
-        "edited or deleted test files are reviewed: push them in a change of their own "
-        "for a person to accept",
+        "edited or deleted test files are reviewed before they judge the product: {accept}",
     ),
     "fixture-breach": (
         REJECT,
@@ -93,12 +91,12 @@ RULES: dict[str, tuple[str | None, str]] = {
         HOLD,
         "{base} no longer matches the lock pinned on {locked}: a lock writer reviews the "
         "drift and pins it (`git evidence lock {base} --push origin`); it holds a push "
-        "only when [lock].required is true",
+        "only when [lock].required is true, and then {accept}",
     ),
     "lock-missing": (
         HOLD,
         "no lock is in force at {base} and the policy requires one: a lock writer pins it "
-        "(`git evidence lock {base} --push origin`)",
+        "(`git evidence lock {base} --push origin`), or {accept}",
     ),
     "lock-invalid": (
         REJECT,
@@ -136,6 +134,81 @@ RULES: dict[str, tuple[str | None, str]] = {
     ),
 }
 
+# The same hints for a range with no base: its first commit is a root commit, or it
+# shares no history with [rules].base. The pushed tip is never shown as its own base.
+_NO_HISTORY = "{ref} has no history in common with {base_ref}"
+NO_BASE: dict[str, str] = {
+    "mixed-commit": "split commit {commit}: `git evidence split {commit}` makes it two "
+    "commits, the evidence paths alone and the rest alone; then an evidence writer pushes "
+    f"the evidence commit ({_NO_HISTORY})",
+    "mixed-range": "push the evidence commits apart from the product commits: drop them "
+    f"from this branch (`git rebase -i --root`: {_NO_HISTORY}) and have an evidence "
+    "writer push them alone",
+    "evidence-untrusted": "remove the evidence change from this push (`git rebase -i "
+    f"--root`: {_NO_HISTORY}) and have {{role}} push it on its own ({{writers}})",
+    "fixture-breach": "the bytes under the lock roots change only in an evidence writer's "
+    f"push: drop the change (`git rebase -i --root`: {_NO_HISTORY}), or have an evidence "
+    "writer push it; post-receive then pins it",
+    "lock-stale": "the lock pinned on {locked} no longer matches: a lock writer reviews "
+    "the drift and pins the base branch (`git evidence lock {base_ref} --push origin`)",
+    "lock-missing": f"{_NO_HISTORY}, so no lock is in force for it and the policy requires "
+    "one: {accept}",
+    "ledger-rewrite": "the freeze ledger is append-only: keep every line it had and "
+    "append new lines only; CI appends them (`git evidence freeze add`)",
+}
+
+# What each field of a hint stands for: the text `git evidence rules` shows in its
+# place, and what it means.
+FIELDS: dict[str, tuple[str, str]] = {
+    "commit": ("COMMIT", "the commit the finding names (short id)"),
+    "base": (
+        "BASE",
+        "the commit the range is judged against: the old tip of a protected branch, "
+        "else the branch's merge-base with [rules].base (a range with no base gets a "
+        "hint without it)",
+    ),
+    "ref": ("REF", "the ref the push updates"),
+    "locked": ("LOCKED", "the commit the lock in force is pinned on"),
+    "path": ("PATH", "the freeze ledger ([ledger].path)"),
+    "writers": ("WRITERS", "the writers [identities] lists for the change"),
+    "role": ("an evidence writer (a ledger writer for the freeze ledger)", ""),
+    "namespaces": ("NAMESPACES", "[rules].allow_namespaces"),
+    "base_ref": ("[rules].base", ""),
+    "accept": (
+        "a reviewer ([identities].reviewers, by default the evidence writers) accepts "
+        "the held change by pushing it, or a merge of it, to a protected branch",
+        "",
+    ),
+}
+
+# policy-error in a client hook: a committed policy file that does not parse.
+CLIENT_POLICY_FIX = (
+    "fix .git-evidence.toml and commit it alone (pre-commit lets that commit through "
+    "once the file parses); the server validates it (policy-invalid)"
+)
+
+# lock-invalid for a note whose commit only the message names.
+REPIN_NAMED = (
+    "a lock writer re-pins the commit named above (`git evidence lock` with that commit "
+    "and `--push origin`); a note is exactly one canonical record, as git evidence "
+    "writes it (no trailing newline)"
+)
+HELD = "held for review before it reaches a protected branch"
+STAGED = "staged"  # the commit id the staged change is judged under (pre-commit)
+
+
+def reference() -> list[str]:
+    """`git evidence rules`: every rule with its fix, its fields shown by name, then
+    what each name stands for."""
+    shown = {name: text for name, (text, _) in FIELDS.items()}
+    lines = [
+        f"{rule} ({decision or 'per [rules]'}): {hint.format(**shown)}"
+        for rule, (decision, hint) in RULES.items()
+    ]
+    lines.append("")
+    lines += [f"{text}: {meaning}" for text, meaning in FIELDS.values() if meaning]
+    return lines
+
 
 @dataclass(frozen=True)
 class Finding:
@@ -146,6 +219,11 @@ class Finding:
     paths: dict[str, list[str]]
     message: str
     hint: str
+    # Whether it counts toward the update's decision. A hold does not when a reviewer's
+    # push accepts it (``accepted_by`` names them) or when it is on its way to review
+    # (an update of a ref that is not protected); it keeps its decision `hold`.
+    blocking: bool = True
+    accepted_by: str | None = None
 
 
 class CommitSummary(NamedTuple):
@@ -225,7 +303,7 @@ class UpdateVerdict:
 
     @property
     def decision(self) -> str:
-        return worst(f.decision for f in self.findings)
+        return worst(f.decision for f in self.findings if f.blocking)
 
 
 def worst(decisions: Iterable[str]) -> str:
@@ -240,9 +318,10 @@ def _finding(
     found: dict[str, list[str]] | None = None,
     message: str,
     decision: str | None = None,
-    **fields: str,
+    hint: str | None = None,
+    **fields: str | None,
 ) -> Finding:
-    default, hint = RULES[rule]
+    default, template = RULES[rule]
     chosen = decision or default
     assert chosen is not None
     return Finding(
@@ -252,13 +331,63 @@ def _finding(
         commit,
         found or {},
         message,
-        hint.format(ref=ref, commit=(commit or "")[:12], **fields),
+        fill(rule, hint or template, ref=ref, commit=(commit or "")[:12], **fields),
+        blocking=chosen != ALLOW,
     )
 
 
-def _writers(names: Iterable[str]) -> str:
+def fill(rule: str, template: str, **fields: str | None) -> str:
+    """``template`` with its fields filled. A rule whose hint names {base} gets its
+    NO_BASE wording when the range has none: the hint never shows a placeholder."""
+    if "{base}" in template and not fields.get("base"):
+        template = NO_BASE[rule]
+    return template.format_map({k: v for k, v in fields.items() if v is not None})
+
+
+def _writers(names: Iterable[str], plural: str = "writers") -> str:
     listed = sorted(names)
-    return ", ".join(listed) if listed else "nobody yet: the policy lists no writers"
+    if listed:
+        return ", ".join(listed)
+    return f"the policy lists no {plural}: add one in [identities] with a reviewed policy change"
+
+
+def _accept(policy: Policy, target: str) -> str:
+    """How a person accepts a hold on its way to ``target``."""
+    names = sorted(policy.review_names)
+    if not names:
+        return (
+            "a reviewer accepts the held change by pushing it to "
+            f"{target} ({_writers(names, 'reviewers')})"
+        )
+    return (
+        f"a reviewer ({', '.join(names)}) accepts the held change by pushing it, or a "
+        f"merge of it, to {target}"
+    )
+
+
+def hold_target(facts: UpdateFacts, policy: Policy) -> str:
+    """The protected ref a held change must reach to be accepted there."""
+    return facts.update.ref if facts.protected and facts.named_ref else policy.base
+
+
+def holds_block(facts: UpdateFacts) -> bool:
+    """A hold blocks an update of a protected ref, and a range judged by hand (`check`,
+    `verify`), which asks whether the range may reach the base; on any other ref it
+    is reported for review and does not block."""
+    return facts.protected or not facts.named_ref
+
+
+def settle_hold(finding: Finding, policy: Policy, who: Identity, *, bound: bool) -> Finding:
+    """A hold as it stands for this pusher (SPEC §10 Rules): ``bound`` (for a
+    protected ref) and pushed by a reviewer, it is accepted; bound for nothing
+    protected, it is reported on its way to review; else it blocks."""
+    if finding.decision != HOLD:
+        return finding
+    if not bound:
+        return replace(finding, message=f"{finding.message}: {HELD}", blocking=False)
+    if who.reviewer(policy):
+        return replace(finding, blocking=False, accepted_by=who.accepter)
+    return finding
 
 
 def judge_ref(facts: UpdateFacts, policy: Policy, who: Identity) -> list[Finding]:
@@ -278,7 +407,7 @@ def judge_ref(facts: UpdateFacts, policy: Policy, who: Identity) -> list[Finding
                 "notes-forge",
                 ref,
                 message=f"{who.describe()} is not a lock writer",
-                writers=_writers(policy.lock_writers),
+                writers=_writers(policy.lock_writers, "lock writers"),
             )
         ]
     if not any(ref.startswith(space) for space in policy.allow_namespaces):
@@ -340,14 +469,21 @@ def judge_verdict_notes(facts: UpdateFacts, problems: Sequence[str]) -> list[Fin
 
 
 def judge_update(
-    facts: UpdateFacts, commits: Sequence[CommitSummary], policy: Policy, who: Identity
+    facts: UpdateFacts,
+    commits: Sequence[CommitSummary],
+    policy: Policy,
+    who: Identity,
+    *,
+    bound: bool | None = None,
 ) -> UpdateVerdict:
+    """``bound``: whether the change is on its way into a protected ref, where a hold
+    blocks unless a reviewer pushes it (default: holds_block)."""
     ref = facts.update.ref
     findings = judge_ref(facts, policy, who)
     if findings or facts.revlist is None:
         return UpdateVerdict(facts, findings)
     verdict = UpdateVerdict(facts, findings, judged=True)
-    base = (facts.base or "<base>")[:12]
+    base = (facts.base or "")[:12]
     present = frozenset().union(*(commit.classes for commit in commits))
     # Collect paths only for classes a finding can list: a product-only push of
     # 20,000 commits then costs one pass over 20,000 small sets.
@@ -367,8 +503,9 @@ def judge_update(
                     ref,
                     commit=commit.oid,
                     found=_side_by_side(dict(commit.by_class)),
-                    message=_mix_message(commit),
+                    message=mix_message(commit),
                     base=base,
+                    base_ref=policy.base,
                 )
             )
         if classes & wanted:
@@ -395,6 +532,7 @@ def judge_update(
                 message=f"the {len(commits)} commits of this range change evidence and "
                 "product between them",
                 base=base,
+                base_ref=policy.base,
             )
         )
     untrusted = {
@@ -403,7 +541,7 @@ def judge_update(
         if not (who.ledger_writer(policy) if k == paths.LEDGER else who.evidence_writer(policy))
     }
     if untrusted:
-        writers = policy.ledger_writers if untrusted == {paths.LEDGER} else policy.evidence_writers
+        ledger_only = untrusted == {paths.LEDGER}
         findings.append(
             _finding(
                 "evidence-untrusted",
@@ -416,9 +554,16 @@ def judge_update(
                     else ""
                 ),
                 base=base,
-                writers=_writers(writers),
+                base_ref=policy.base,
+                role="a ledger writer" if ledger_only else "an evidence writer",
+                writers=_writers(
+                    policy.ledger_writers if ledger_only else policy.evidence_writers,
+                    "ledger writers" if ledger_only else "evidence writers",
+                ),
             )
         )
+    bound = holds_block(facts) if bound is None else bound
+    accept = _accept(policy, hold_target(facts, policy))
     for rule, decision, listed, what in (
         ("other-path", policy.other_path, union.get(paths.OTHER, {}), "paths in no class"),
         ("added-test", policy.added_test, added, "new test files"),
@@ -426,16 +571,106 @@ def judge_update(
     ):
         if listed and decision != ALLOW:
             klass = paths.OTHER if rule == "other-path" else paths.TEST
-            findings.append(
-                _finding(rule, ref, found={klass: list(listed)}, message=what, decision=decision)
+            held = _finding(
+                rule,
+                ref,
+                found={klass: list(listed)},
+                message=what,
+                decision=decision,
+                accept=accept,
             )
+            findings.append(settle_hold(held, policy, who, bound=bound))
     return verdict
 
 
-def _mix_message(commit: CommitSummary) -> str:
+# The staged change (pre-commit): nothing is committed yet, so these hints say what to
+# do with the index, and holds say how the change reaches a reviewer.
+STAGED_HINTS: dict[str, str] = {
+    "mixed-commit": "take the evidence out of this commit (`git restore --staged -- "
+    "{evidence}`) and commit it on its own; once committed, `git evidence split` makes a "
+    "mixed commit two",
+    "evidence-untrusted": "take it out of this commit (`git restore --staged -- "
+    "{evidence}`) and leave it to {role} ({writers}); in a person's own clone, "
+    "`git config evidence.trusted true`",
+}
+MAX_RESTORE = 8  # paths spelled out in a `git restore` command
+
+
+def judge_staged(
+    facts: UpdateFacts, summary: CommitSummary, policy: Policy, who: Identity, *, protected: bool
+) -> UpdateVerdict:
+    """The staged change judged as one commit of the current branch: a hold blocks only
+    when that branch is ``protected`` (and this clone is not trusted), as on the server."""
+    verdict = judge_update(facts, [summary], policy, who, bound=protected)
+    target = facts.update.ref if protected else policy.base
+    verdict.findings = [_staged(f, policy, target) for f in verdict.findings]
+    return verdict
+
+
+def _staged(finding: Finding, policy: Policy, target: str) -> Finding:
+    hint = finding.hint
+    if finding.rule in STAGED_HINTS:
+        ledger_only = set(finding.paths) == {paths.LEDGER}
+        evidence = [p for k, found in finding.paths.items() if k in EVIDENCE_CLASSES for p in found]
+        hint = STAGED_HINTS[finding.rule].format(
+            evidence=restore_args(evidence),
+            role="a ledger writer" if ledger_only else "an evidence writer",
+            writers=_writers(
+                policy.ledger_writers if ledger_only else policy.evidence_writers,
+                "ledger writers" if ledger_only else "evidence writers",
+            ),
+        )
+    elif finding.decision == HOLD and finding.accepted_by is None:
+        reviewers = _writers(policy.review_names, "reviewers")
+        if finding.blocking:
+            accept = (
+                "commit them on a branch of their own (`git switch -c for-review` keeps "
+                f"what is staged) for a reviewer to accept ({reviewers}); in a person's "
+                "own clone, `git config evidence.trusted true`"
+            )
+        else:
+            accept = (
+                f"a reviewer ({reviewers}) accepts the held change when this branch is "
+                f"merged into {target}"
+            )
+        hint = fill(finding.rule, RULES[finding.rule][1], accept=accept)
+    return replace(finding, commit=None, hint=hint)
+
+
+def restore_args(found: Sequence[str]) -> str:
+    """Paths for a `git restore` command line, quoted for a shell; their directories
+    when there are many."""
+    listed = sorted(set(found))
+    if len(listed) > MAX_RESTORE:
+        listed = sorted({p.rpartition("/")[0] or p for p in listed})
+    if len(listed) > MAX_RESTORE:
+        return "PATH... (each evidence path listed above)"
+    return " ".join(shlex.quote(p) for p in listed)
+
+
+# How a mixed-commit message names what sits beside the evidence.
+_MIXED_WITH = ((paths.PRODUCT, "product"), (paths.TEST, "test code"), (paths.OTHER, "other paths"))
+_EVIDENCE_ORDER = (paths.FIXTURE, paths.ORACLE, paths.LEDGER, paths.POLICY)
+
+
+def mix_message(commit: CommitSummary) -> str:
+    """What a mixed commit mixes: "commit mixes evidence (fixture) with product and
+    test code"."""
+    classes = commit.classes
+    others = [name for klass, name in _MIXED_WITH if klass in classes]
+    beside = others[0] if len(others) == 1 else f"{', '.join(others[:-1])} and {others[-1]}"
     if commit.kept:
-        return "merge brings back an older copy of evidence and changes product in one"
-    return ("merge" if commit.merge else "commit") + " changes evidence and product in one"
+        kept = set(commit.kept)
+        brought = [
+            k for k in _EVIDENCE_ORDER if any(p in kept for p in dict(commit.by_class).get(k, ()))
+        ]
+        return (
+            f"merge brings back an older copy of evidence ({', '.join(brought)}) and "
+            f"mixes it with {beside}"
+        )
+    evidence = ", ".join(k for k in _EVIDENCE_ORDER if k in classes)
+    subject = "the staged change" if commit.oid == STAGED else "merge" if commit.merge else "commit"
+    return f"{subject} mixes evidence ({evidence}) with {beside}"
 
 
 def _lists(union: dict[str, dict[str, None]]) -> dict[str, list[str]]:
@@ -467,6 +702,23 @@ def judge_policy_file(facts: UpdateFacts, problem: str | None, path: str) -> lis
     ]
 
 
+def judge_staged_policy(facts: UpdateFacts, problem: str | None, path: str) -> list[Finding]:
+    """A staged policy file must parse: committed, it would refuse every later commit
+    and push that reads it."""
+    if problem is None:
+        return []
+    return [
+        _finding(
+            "policy-invalid",
+            facts.update.ref,
+            found={paths.POLICY: [path]},
+            message=problem,
+            hint=f"correct {path} at the line named and stage it again (`git add -- {path}`); "
+            "committed, a policy that does not parse refuses every later commit",
+        )
+    ]
+
+
 def judge_lock(facts: UpdateFacts, lock: LockFacts, policy: Policy, who: Identity) -> list[Finding]:
     """Findings from the lock roots and the lock in force at the update's base (SPEC
     §6, §8, §10). A stale lock is a notice unless the policy requires a lock: the base
@@ -482,34 +734,39 @@ def judge_lock(facts: UpdateFacts, lock: LockFacts, policy: Policy, who: Identit
                 commit=lock.found.commit if lock.found else None,
                 message=lock.invalid,
                 locked=locked,
+                hint=None if locked else REPIN_NAMED,
             )
         ]
     findings: list[Finding] = []
+    bound = holds_block(facts)
+    accept = _accept(policy, hold_target(facts, policy))
     if lock.found is None and policy.lock_required:
-        findings.append(
-            _finding(
-                "lock-missing",
-                ref,
-                message=f"no lock in force at {base}" if base else "no base: nothing is pinned",
-                base=base or "<base>",
-            )
+        missing = _finding(
+            "lock-missing",
+            ref,
+            message=f"no lock in force at {base}" if base else "no base: nothing is pinned",
+            base=base,
+            base_ref=policy.base,
+            accept=accept,
         )
+        findings.append(settle_hold(missing, policy, who, bound=bound))
     if lock.found is not None and lock.stale:
         locked = lock.found.commit[:12]
         notice = "" if policy.lock_required else " (a notice: it holds nothing by itself)"
-        findings.append(
-            _finding(
-                "lock-stale",
-                ref,
-                commit=facts.base,
-                found=_drift_paths(lock.stale),
-                message=f"the base differs from the lock pinned on {locked} in "
-                f"{len(lock.stale)} file(s){notice}",
-                decision=HOLD if policy.lock_required else ALLOW,
-                base=base,
-                locked=locked,
-            )
+        stale = _finding(
+            "lock-stale",
+            ref,
+            commit=facts.base,
+            found=_drift_paths(lock.stale),
+            message=f"the base differs from the lock pinned on {locked} in "
+            f"{len(lock.stale)} file(s){notice}",
+            decision=HOLD if policy.lock_required else ALLOW,
+            base=base,
+            base_ref=policy.base,
+            locked=locked,
+            accept=accept,
         )
+        findings.append(settle_hold(stale, policy, who, bound=bound))
     if lock.breach and not who.evidence_writer(policy):
         findings.append(
             _finding(
@@ -518,8 +775,9 @@ def judge_lock(facts: UpdateFacts, lock: LockFacts, policy: Policy, who: Identit
                 commit=facts.commit,
                 found=_drift_paths(lock.breach),
                 message=f"{len(lock.breach)} file(s) under the lock roots differ from "
-                f"the base {base}",
+                + (f"the base {base}" if base else "the lock in force"),
                 base=base,
+                base_ref=policy.base,
             )
         )
     return findings
@@ -535,7 +793,7 @@ def _drift_paths(drift: Sequence[Drift]) -> dict[str, list[str]]:
 def judge_notes(facts: UpdateFacts, problems: Sequence[str]) -> list[Finding]:
     """A lock writer's push of the notes ref: every note it adds must be a lock."""
     return [
-        _finding("lock-invalid", facts.update.ref, message=problem, locked="<commit>")
+        _finding("lock-invalid", facts.update.ref, message=problem, hint=REPIN_NAMED)
         for problem in problems
     ]
 
@@ -545,7 +803,7 @@ def judge_ledger(
 ) -> list[Finding]:
     """Findings for the freeze ledger's changes: ``(commit or None for the range,
     problem)`` pairs from ledger.check_change."""
-    base = (facts.base or "<base>")[:12]
+    base = (facts.base or "")[:12]
     findings = []
     for commit, problem in problems:
         where = f"line {problem.line}: " if problem.line else ""

@@ -140,7 +140,10 @@ def test_mixed_commit_is_refused(work: Work) -> None:
     result = work.push("origin", "HEAD:main", pusher=AGENT)
     assert refused(result, "mixed-commit")
     said = remote(result)
-    assert f"\nmixed-commit: refs/heads/main {sha[:12]}: commit changes" in said
+    assert (
+        f"\nmixed-commit: refs/heads/main {sha[:12]}: commit mixes evidence (fixture) "
+        "with product" in said
+    )
     assert "\n    fixture: tests/fixtures/a.json\n    product: src/app.py\n" in said
     assert "\n  To fix: split commit" in said
     assert all(
@@ -380,7 +383,7 @@ def test_evil_merge_mixing_in_the_merge_itself_is_a_mixed_commit(work: Work) -> 
     work.git("commit", "-qm", "merge feat")
     result = work.push("origin", "main", pusher="alice")
     assert refused(result, "mixed-commit")
-    assert "merge changes evidence and product" in remote(result)
+    assert "merge mixes evidence (fixture) with product" in remote(result)
 
 
 def test_octopus_merge_bringing_evidence_is_refused(work: Work) -> None:

@@ -20,6 +20,13 @@ from git_evidence.identity import server_pusher
 from git_evidence.ranges import parse_receive_lines
 
 
+def short_digest(digest: str) -> str:
+    """``sha256:`` and 12 hex digits: enough to tell pins apart in a push report
+    (`git evidence show-lock` prints the whole digest)."""
+    kind, _, hexdigits = digest.partition(":")
+    return f"{kind}:{hexdigits[:12]}" if hexdigits else digest[:19]
+
+
 def run(args: argparse.Namespace) -> int:
     updates = parse_receive_lines(sys.stdin.buffer.read())
     git = Git()
@@ -76,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
             )
         state = "pinned" if written else "lock unchanged"
         print(
-            f"git-evidence: {state} {update.ref} at {update.new[:12]}: {tip.digest}",
+            f"git-evidence: {state} {update.ref} at {update.new[:12]}: {short_digest(tip.digest)}",
             file=sys.stderr,
         )
     return status

@@ -1,7 +1,11 @@
-"""``git evidence pre-commit``: judge the staged change against HEAD as one commit.
+"""``git evidence pre-commit``: judge the staged change against HEAD as one commit of
+the current branch (a hold blocks only on a protected branch, as on the server).
 
 During a merge (MERGE_HEAD exists) only the paths whose staged content differs from
-HEAD *and* from every merged head count, as for a merge commit on the server."""
+HEAD *and* from every merged head count, as for a merge commit on the server.
+
+Nothing is committed yet, so the hints speak of the index (`git restore --staged`),
+and a committed policy that does not parse lets through the one commit that fixes it."""
 
 from __future__ import annotations
 
@@ -10,47 +14,88 @@ import os
 
 from git_evidence import rules
 from git_evidence.context import client_policy
-from git_evidence.git import CatFile, Git
-from git_evidence.identity import client_identity
+from git_evidence.errors import PolicyError
+from git_evidence.git import CatFile, Git, is_zero
+from git_evidence.identity import Identity, client_identity
 from git_evidence.paths import Change
+from git_evidence.policy import POLICY_FILE, parse_policy
 from git_evidence.ranges import CommitDiff, LinkResolver, RefUpdate, UpdateFacts, parse_raw
 from git_evidence.report import Report
-
-STAGED = "staged"
 
 
 def run(args: argparse.Namespace) -> Report:
     git = Git()
     refs = git.refs()
-    policy = client_policy(git, None, refs)
     head = git.resolve_commit("HEAD")
     parents = [head or git.empty_tree(), *_merge_heads(git)]
     with CatFile(git) as blobs:
         links = LinkResolver(git, blobs)
         diffs = [
             next(
-                parse_raw(iter(git.diff_index_cached(p)), links, STAGED),
-                CommitDiff(STAGED, False, ()),
+                parse_raw(iter(git.diff_index_cached(p)), links, rules.STAGED),
+                CommitDiff(rules.STAGED, False, ()),
             )
             for p in parents
         ]
     changes = _differs_from_all(diffs)
-    commit = CommitDiff(STAGED, len(parents) > 1, changes)
+    who = client_identity(git.config_bool("evidence.trusted"))
+    try:
+        policy = client_policy(git, None, refs)
+    except PolicyError as exc:
+        return _broken_policy(git, exc, changes, who)
+    commit = CommitDiff(rules.STAGED, len(parents) > 1, changes)
     summary = rules.summarize(commit, policy.classifier())
     zero = "0" * 40
-    branch = git.run("symbolic-ref", "-q", "HEAD", ok_codes=(0, 1, 128))[1]
+    branch = git.run("symbolic-ref", "-q", "HEAD", ok_codes=(0, 1, 128))[1].decode().strip()
     facts = UpdateFacts(
-        RefUpdate(zero, zero, branch.decode().strip() or "HEAD"),
+        RefUpdate(zero, zero, branch or "HEAD"),
         protected=False,
         notes=False,
-        commit=STAGED,
+        commit=rules.STAGED,
         revlist=(),
-        commits=[STAGED],
+        commits=[rules.STAGED],
         named_ref=False,
     )
-    who = client_identity(git.config_bool("evidence.trusted"))
-    verdict = rules.judge_update(facts, [summary], policy, who)
-    return Report(who, policy, [verdict])
+    # A detached HEAD is on no branch: its holds are reported, as on a feature branch.
+    protected = bool(branch) and policy.is_protected(branch)
+    verdict = rules.judge_staged(facts, summary, policy, who, protected=protected)
+    problem = _staged_policy_problem(git, changes)
+    verdict.findings += rules.judge_staged_policy(facts, problem, POLICY_FILE)
+    return Report(who, policy, [verdict], staged=True)
+
+
+def _broken_policy(
+    git: Git, exc: PolicyError, changes: tuple[Change, ...], who: Identity
+) -> Report:
+    """The committed policy does not parse: the commit that corrects it, alone, is let
+    through; anything else is refused (exit 2) with how to make that commit."""
+    if [c.path for c in changes] == [POLICY_FILE] and _staged_policy_problem(git, changes) is None:
+        report = Report(who, None, [], staged=True)
+        report.notes.append(
+            f"{exc.message}; this commit corrects {POLICY_FILE} alone: allowed here, the "
+            "server validates it (policy-invalid)"
+        )
+        return report
+    exc.fix = rules.CLIENT_POLICY_FIX
+    raise exc
+
+
+def _staged_policy_problem(git: Git, changes: tuple[Change, ...]) -> str | None:
+    """Why the staged policy file does not parse, or None (unchanged, deleted: the
+    built-in defaults, or valid)."""
+    for change in changes:
+        if change.path != POLICY_FILE:
+            continue
+        new = change.object_ids()[1]
+        if is_zero(new):
+            return None
+        if not change.new_mode.startswith("100"):
+            return f"{POLICY_FILE}: not a regular file"
+        try:
+            parse_policy(git.blob_bytes(new), f"staged:{POLICY_FILE}")
+        except PolicyError as exc:
+            return exc.message
+    return None
 
 
 def _merge_heads(git: Git) -> list[str]:

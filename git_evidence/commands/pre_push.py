@@ -12,9 +12,9 @@ import argparse
 import os
 import sys
 
-from git_evidence import gate
+from git_evidence import gate, rules
 from git_evidence.context import client_policy, client_view
-from git_evidence.errors import UsageError
+from git_evidence.errors import PolicyError, UsageError
 from git_evidence.git import Git
 from git_evidence.identity import client_identity
 from git_evidence.ranges import RefUpdate, parse_push_lines
@@ -30,7 +30,15 @@ def run(args: argparse.Namespace) -> Report:
         remote = args.remote
         updates = parse_push_lines(sys.stdin.buffer.read())
     refs = git.refs()
-    policy = client_policy(git, remote, refs)
+    try:
+        policy = client_policy(git, remote, refs)
+    except PolicyError as exc:
+        exc.fix = (
+            f"{rules.CLIENT_POLICY_FIX}; when the remote's base branch carries the broken "
+            "file, every push is refused there too: its admin recovers it (README: "
+            "Recovering from a broken base policy)"
+        )
+        raise
     who = client_identity(git.config_bool("evidence.trusted"))
     view = client_view(remote, refs, policy)
     if not view.notes:

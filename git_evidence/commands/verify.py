@@ -14,7 +14,7 @@ from git_evidence import lock, manifest
 from git_evidence.commands.check import judge_range, policy_and_base
 from git_evidence.context import require_commit
 from git_evidence.disk import worktree_manifest
-from git_evidence.errors import EXIT_ALLOW, EXIT_REFUSE
+from git_evidence.errors import EXIT_ALLOW, EXIT_REFUSE, PREFIX
 from git_evidence.git import Git
 from git_evidence.identity import client_identity
 from git_evidence.lock import LockInvalid
@@ -56,7 +56,9 @@ def run(args: argparse.Namespace) -> int:
                 summary = pinned.summary()
                 if args.worktree:
                     top = git.text("rev-parse", "--show-toplevel")
-                    actual = worktree_manifest(top, pinned.roots, policy.lock_exclude, pinned.files)
+                    actual = worktree_manifest(
+                        top, pinned.roots, policy.lock_exclude, pinned.files, checkout=Git(cwd=top)
+                    )
                 else:
                     _, actual = manifest.build_manifest(
                         git, rev, pinned.roots, policy.lock_exclude, pinned
@@ -98,6 +100,18 @@ def run(args: argparse.Namespace) -> int:
     else:
         _print_text(rev, args.worktree, found, summary, problem, drift)
         print(to_text(checked), end="")
+        what = "the working tree" if args.worktree else rev[:12]
+        reasons = [
+            "no lock to compare with" if summary is None else "",
+            f"{what} differs from the lock in {len(drift)} file(s)" if drift else "",
+            "the base no longer matches its lock (lock-stale)" if stale else "",
+            "the range is not allowed" if checked.exit_code != EXIT_ALLOW else "",
+        ]
+        # The last line says what the exit status says.
+        if ok:
+            print(f"{PREFIX}: verified: {what} matches its lock and the range is allowed")
+        else:
+            print(f"{PREFIX}: not verified: {'; '.join(r for r in reasons if r)}")
     return EXIT_ALLOW if ok else EXIT_REFUSE
 
 
