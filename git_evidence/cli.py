@@ -1,21 +1,40 @@
 """Command line: ``git evidence <command>`` (also ``git-evidence``,
-``python -m git_evidence``). Exit 0 allowed, 1 refused, 2 could not decide."""
+``python -m git_evidence``). Exit 0 allowed, 1 refused, 2 could not decide.
+
+Every command follows the conventions of SPEC §13, whoever adds it: ``-q``, ``-v``,
+``--format text|json`` and a description come from ``options.apply_conventions``;
+errors, ``-q``, a closed pipe and crashes are handled here, once."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import io
+import json
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, TextIO
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, TextIO, cast
 
-from git_evidence import __version__
+from git_evidence import __version__, console
 
 # Only argparse and the error types load before a command is chosen: `--help` and the
 # non-judging commands do not pay for the judging machinery.
-from git_evidence.errors import EXIT_ERROR, PREFIX, EvidenceError
+from git_evidence.errors import (
+    EXIT_BROKEN_PIPE,
+    EXIT_ERROR,
+    INTERNAL_ERROR,
+    INTERNAL_HINT,
+    PREFIX,
+    USAGE_HINT,
+    CommandLineError,
+    EvidenceError,
+    NotARepository,
+    UsageError,
+)
+from git_evidence.options import Parser, add_format, apply_conventions
 
 if TYPE_CHECKING:
     from git_evidence.identity import Identity
@@ -23,25 +42,38 @@ if TYPE_CHECKING:
 
 HOOKS = frozenset({"pre-commit", "pre-push", "pre-receive", "post-receive"})
 JUDGING = frozenset({"check", "verify", "pre-commit", "pre-push", "pre-receive"})
+WATCHED = frozenset({"check", "verify"})  # judgements that show progress on a terminal
+REV_HELP = "a commit: a hash, branch, tag or any revision git understands (default: HEAD)"
 
 
 def _add_format(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--format", choices=("text", "json"), default="text", help="output format (default: text)"
-    )
+    """``--format text|json``, for a command that renders its own JSON."""
+    add_format(parser)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="git evidence",
         description="Refuse commits and pushes that mix product edits with evidence "
         "edits (fixtures, goldens, oracles, the freeze ledger, the policy). "
         "Exit 0: allowed; 1: refused (hold or reject); 2: could not decide.",
+        epilog="Every command takes -q, -v and --format text|json; "
+        "`git evidence COMMAND --help` describes it, `man git-evidence` all of them.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    # Typed as plain parsers so that helpers adding commands need not know the class;
+    # each is a Parser (argparse makes subparsers of the parent's class).
+    sub = cast(
+        "argparse._SubParsersAction[argparse.ArgumentParser]",
+        parser.add_subparsers(dest="command", metavar="COMMAND", required=True),
+    )
 
-    p = sub.add_parser("check", help="judge a range as the server would (default: upstream..HEAD)")
+    p = sub.add_parser(
+        "check",
+        help="judge a range as the server would (default: upstream..HEAD)",
+        description="Judge ranges as the server's pre-receive would, with the policy of "
+        "the base. Exit 0: allowed; 1: refused; 2: could not decide.",
+    )
     p.add_argument(
         "ranges", nargs="*", metavar="RANGE", help="`A..B` or a revision (judged against --base)"
     )
@@ -60,12 +92,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_format(p)
 
-    p = sub.add_parser("classify", help="print each path's class and the glob that matched")
-    p.add_argument("paths", nargs="+", metavar="PATH")
+    p = sub.add_parser(
+        "classify",
+        help="print each path's class and the glob that matched",
+        description="Print each path's class and the glob (or structural reason) that "
+        "matched. Paths are relative to the current directory, as in git; `:/PATH` is "
+        "relative to the top of the repository.",
+    )
+    p.add_argument(
+        "paths", nargs="+", metavar="PATH", help="a path (it need not exist), as git takes it"
+    )
     p.add_argument("--base", metavar="REF", help="read the policy at REF")
     _add_format(p)
 
-    p = sub.add_parser("policy", help="print the policy in force, its source and digest")
+    p = sub.add_parser(
+        "policy",
+        help="print the policy in force, its source and digest",
+        description="Print the policy in force (every key, defaults included), where it "
+        "was read and its digest. Exit 2 when it does not parse, naming file, line, key.",
+    )
     p.add_argument("--base", metavar="REF", help="read the policy at REF")
     p.add_argument(
         "--server",
@@ -74,13 +119,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_format(p)
 
-    p = sub.add_parser("pre-commit", help="hook: judge the staged change against HEAD")
+    p = sub.add_parser(
+        "pre-commit",
+        help="hook: judge the staged change against HEAD",
+        description="Client hook: judge the staged change against HEAD (during a merge, "
+        "only what differs from every parent). Report on stderr.",
+    )
     _add_format(p)
 
     p = sub.add_parser(
         "pre-push",
         help="hook: judge what a push sends (stdin as git "
         "gives it; or PRE_COMMIT_* variables under pre-commit)",
+        description="Client hook: judge the pushed refs against the remote-tracking refs. "
+        "Reads `<local ref> <local oid> <remote ref> <remote oid>` lines on stdin. "
+        "Report on stderr.",
     )
     p.add_argument("remote", nargs="?", help="remote name (from git)")
     p.add_argument("url", nargs="?", help="remote URL (from git)")
@@ -89,15 +142,25 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "pre-receive",
         help="server hook: judge every ref update of a push (stdin: <old> <new> <ref>)",
+        description="Server hook: judge every ref update of a push against the server's "
+        "refs; a refusal refuses the whole push. Report on stderr.",
     )
     _add_format(p)
 
     p = sub.add_parser(
-        "post-receive", help="server hook: pin the lock on new tips of protected branches"
+        "post-receive",
+        help="server hook: pin the lock on new tips of protected branches",
+        description="Server hook: pin the lock on every first-parent commit a push "
+        "brought to a protected branch whose lock roots changed, and on the new tip.",
     )
 
-    p = sub.add_parser("lock", help="pin REV's fixture tree as a lock note (trusted side)")
-    p.add_argument("rev", nargs="?", default="HEAD", metavar="REV")
+    p = sub.add_parser(
+        "lock",
+        help="pin REV's fixture tree as a lock note (trusted side)",
+        description="Pin REV's fixture tree as a lock note and print the pin digest; "
+        "with --push, publish it. Shows progress on a terminal when it takes a while.",
+    )
+    p.add_argument("rev", nargs="?", default="HEAD", metavar="REV", help=REV_HELP)
     p.add_argument(
         "--push",
         nargs="?",
@@ -106,16 +169,25 @@ def build_parser() -> argparse.ArgumentParser:
         help="publish it: fetch REMOTE's notes (default origin), pin, push the notes ref, "
         "retrying when the remote's notes moved meanwhile",
     )
+    _add_format(p)
 
-    p = sub.add_parser("show-lock", help="print the lock in force at REV and where it lives")
-    p.add_argument("rev", nargs="?", default="HEAD", metavar="REV")
+    p = sub.add_parser(
+        "show-lock",
+        help="print the lock in force at REV and where it lives",
+        description="Print the lock in force at REV (the note on its nearest "
+        "first-parent ancestor) and where it lives; -v lists every pinned file. "
+        "Exit 1 when no lock is in force.",
+    )
+    p.add_argument("rev", nargs="?", default="HEAD", metavar="REV", help=REV_HELP)
     _add_format(p)
 
     p = sub.add_parser(
         "verify",
         help="compare REV (or the working tree) with the lock in force, and check its range",
+        description="Compare REV (or the files on disk) with the lock in force, then check "
+        "the range from the protected base. Exit 0 only when everything matches.",
     )
-    p.add_argument("rev", nargs="?", default="HEAD", metavar="REV")
+    p.add_argument("rev", nargs="?", default="HEAD", metavar="REV", help=REV_HELP)
     p.add_argument(
         "--worktree",
         action="store_true",
@@ -127,6 +199,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "install",
         help="write the hooks into this repository (client) or a bare repository (--server)",
+        description="Write the client hooks (pre-commit, pre-push) and the locks' fetch "
+        "refspec, or with --server the server hooks. A hook git evidence did not write "
+        "is left alone (exit 2, with the lines to add to it) unless --force.",
     )
     p.add_argument(
         "--server", action="store_true", help="install pre-receive into this bare repository"
@@ -140,13 +215,18 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="with --server: seal this policy file (git config evidence.policyFile)",
     )
+    _add_format(p)
 
     p = sub.add_parser(
         "doctor",
         help="report what is installed in this (bare) repository, "
         "the policy in force, the pusher identity, and what is missing",
+        description="Report what is installed in a (bare) repository, the policy in "
+        "force, the pusher identity, the recommended settings and the lock. Exit 1 while "
+        "something is missing.",
     )
     p.add_argument("--repo", metavar="DIR", help="repository (default: current)")
+    _add_format(p)
 
     p = sub.add_parser(
         "split",
@@ -175,7 +255,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_freeze(sub)
     _add_judge(sub)
-    sub.add_parser("rules", help="list every rule id with its fix")
+    p = sub.add_parser(
+        "rules",
+        help="list every rule id with its decision and fix",
+        description="List every rule id with its decision and how to fix it; the fields "
+        "a finding fills in (<commit>, <base>, …) are explained below the list.",
+    )
+    _add_format(p)
+    apply_conventions(parser)
     return parser
 
 
@@ -196,6 +283,7 @@ COMMAND_MODULES = {
     "split": "split",
     "judge": "judge",
     "show-verdict": "show_verdict",
+    "rules": "rules",
 }
 
 
@@ -231,7 +319,7 @@ def _add_judge(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     _add_format(p)
 
     p = sub.add_parser("show-verdict", help="print the verdict noted on REV")
-    p.add_argument("rev", nargs="?", default="HEAD", metavar="REV")
+    p.add_argument("rev", nargs="?", default="HEAD", metavar="REV", help=REV_HELP)
     _add_format(p)
 
 
@@ -246,17 +334,25 @@ def _add_freeze(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     a.add_argument("--seed", type=int, default=0, metavar="S", help="first seed (0)")
     a.add_argument(
         "--fingerprint",
-        help="the failure's fingerprint (default: a digest of the failing run's output)",
+        metavar="F",
+        help="the failure's fingerprint (default: the one judge computes, of the exit "
+        "code or the test's JUnit failure)",
     )
-    a.add_argument("--reason", default="", help="why, for people reading the ledger")
     a.add_argument(
-        "--hours", type=int, help="window length (default and maximum: [ledger].max_window_hours)"
+        "--reason", default="", metavar="TEXT", help="why, for people reading the ledger"
+    )
+    a.add_argument(
+        "--hours",
+        type=int,
+        metavar="H",
+        help="window length (default and maximum: [ledger].max_window_hours)",
     )
     a.add_argument(
         "--timeout", type=float, default=600.0, metavar="S", help="seconds one run may take (600)"
     )
     a.add_argument(
         "--writer",
+        metavar="NAME",
         help="the ledger writer recorded (default: the pusher variables, as the server reads them)",
     )
     a.add_argument(
@@ -264,33 +360,34 @@ def _add_freeze(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         action="store_true",
         help="this runs in CI: allowed where the writer is not known locally",
     )
-    a.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- CMD…")
+    a.add_argument(
+        "argv",
+        nargs=argparse.REMAINDER,
+        metavar="-- CMD…",
+        help="the test command, run with EVIDENCE_SEED and PYTHONHASHSEED set",
+    )
 
     lst = verbs.add_parser("list", help="what is frozen, until when, why")
     which = lst.add_mutually_exclusive_group()
-    which.add_argument("--active", action="store_true")
-    which.add_argument("--expired", action="store_true")
+    which.add_argument("--active", action="store_true", help="only freezes in force now")
+    which.add_argument("--expired", action="store_true", help="only freezes past their window")
     _add_format(lst)
 
     st = verbs.add_parser("status", help="exit 0 only when a matching freeze is in force")
-    st.add_argument("test_id", metavar="TEST_ID")
-    st.add_argument("--fingerprint")
+    st.add_argument(
+        "test_id", metavar="TEST_ID", help="the test id, as freeze add --test recorded it"
+    )
+    st.add_argument(
+        "--fingerprint", metavar="F", help="only a freeze of this failure fingerprint counts"
+    )
+    _add_format(st)
 
 
 def _command(name: str) -> Callable[[argparse.Namespace], Report | int]:
     # Each command imports only what it needs, so hooks start fast.
-    if name not in COMMAND_MODULES:
-        return _rules
     module = importlib.import_module(f"git_evidence.commands.{COMMAND_MODULES[name]}")
     run: Callable[[argparse.Namespace], Report | int] = module.run
     return run
-
-
-def _rules(args: argparse.Namespace) -> int:
-    from git_evidence.rules import reference
-
-    print("\n".join(reference()))
-    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -299,53 +396,181 @@ def main(argv: Sequence[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="backslashreplace")
-    words = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _main(list(sys.argv[1:] if argv is None else argv))
+    except BrokenPipeError:
+        # The reader went away (`git evidence policy | head -1`): end quietly.
+        console.silence()
+        return EXIT_BROKEN_PIPE
+
+
+def _main(words: list[str]) -> int:
+    try:
+        args = _parse(words)
+    except UsageError as exc:
+        return _failed(exc, None, _format_given(words))
+    except SystemExit as done:  # --help, --version: flushed here, where a pipe closed
+        sys.stdout.flush()  # early is still caught
+        return done.code if isinstance(done.code, int) else EXIT_ERROR
+    fmt: str = getattr(args, "format", "text")
+    try:
+        with console.holding(args.quiet) as held:
+            held.code = _run(args, fmt)
+        sys.stdout.flush()
+        return held.code
+    except BrokenPipeError:
+        raise
+    except EvidenceError as exc:
+        return _failed(exc, args, fmt)
+    except KeyboardInterrupt:
+        console.say("interrupted; nothing was allowed")
+        return EXIT_ERROR
+    except Exception as exc:  # a hook never shows a raw traceback, never allows
+        return _crashed(exc, args, fmt)
+
+
+def _parse(words: list[str]) -> argparse.Namespace:
     tail: list[str] | None = None
-    if words[:1] == ["judge"] and "--" in words:
+    command = next((word for word in words if not word.startswith("-")), None)
+    if command == "judge" and "--" in words:
         # `judge [CANDIDATE] … -- CMD…`: argparse cannot tell CMD from CANDIDATE
         cut = words.index("--")
         words, tail = words[:cut], words[cut + 1 :]
-    args = build_parser().parse_args(words)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(words)
+    if extra:  # said by the command's own parser: its usage, its --help
+        _chosen_parser(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
     if tail is not None:
         if not tail:
-            print(f"{PREFIX}: usage-error: nothing after `--`", file=sys.stderr)
-            return EXIT_ERROR
+            raise UsageError("nothing after `--`", fix="git evidence judge … -- CMD ARGS…")
         args.command_argv = tail
-    fmt = getattr(args, "format", "text")
+    return args
+
+
+def _chosen_parser(
+    parser: argparse.ArgumentParser, args: argparse.Namespace
+) -> argparse.ArgumentParser:
+    """The parser of the command ``args`` ran (``freeze add``'s, not the top one)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            child = action.choices.get(getattr(args, action.dest, None) or "")
+            if child is not None:
+                return _chosen_parser(child, args)
+    return parser
+
+
+def _format_given(words: list[str]) -> str:
+    """``--format`` as written, for an error found before the words parse."""
+    for word, after in zip(words, [*words[1:], ""], strict=True):
+        if word == "--format" and after in ("text", "json"):
+            return after
+        if word.startswith("--format="):
+            return word.partition("=")[2]
+    return "text"
+
+
+def _run(args: argparse.Namespace, fmt: str) -> int:
     hook = args.command in HOOKS
-    out = sys.stderr if hook else sys.stdout
-    try:
+    wrap = fmt == "json" and getattr(args, "text_only", False)
+    with console.capturing_stdout(wrap) as lines, _progress(args.command):
         result = _command(args.command)(args)
-        if isinstance(result, int):
-            return result
-        _emit(result, fmt, out)
-        return result.exit_code
-    except EvidenceError as exc:
-        from git_evidence.rules import RULES
+    if isinstance(result, int):
+        code = result
+    else:
+        code = result.exit_code
+        _emit(result, fmt, sys.stderr if hook else sys.stdout)
+    if wrap:  # a command that renders only text: its lines and exit status, as JSON
+        print(json.dumps({"exit": code, "output": lines}, indent=1))
+    return code
 
-        fix = exc.fix or RULES.get(exc.rule, ("", ""))[1]
-        if args.command in JUDGING:
-            from git_evidence.report import Report
-            from git_evidence.rules import error_finding
 
-            report = Report(
-                _error_identity(args), None, error=error_finding(exc.rule, exc.message, fix)
-            )
-            _emit(report, fmt, sys.stderr if hook or fmt == "text" else out)
-        else:
-            print(f"{PREFIX}: {exc.rule}: {exc.message}\n  To fix: {fix}", file=sys.stderr)
-        return EXIT_ERROR
-    except KeyboardInterrupt:
-        print(f"{PREFIX}: interrupted; nothing was allowed", file=sys.stderr)
-        return EXIT_ERROR
-    except Exception as exc:  # a hook never shows a raw traceback, never allows
-        log = _save_trace()
-        print(
-            f"{PREFIX}: internal error, refusing: {type(exc).__name__}: {exc}\n"
-            f"{PREFIX}: full trace in {log}",
-            file=sys.stderr,
-        )
-        return EXIT_ERROR
+def _progress(command: str) -> AbstractContextManager[object]:
+    """A judgement outside a hook may take a while: say how far it got, on a terminal."""
+    if command not in WATCHED:
+        return contextlib.nullcontext()
+    from git_evidence import progress
+    from git_evidence.budget import PROGRESS
+
+    return progress.watching(PREFIX, PROGRESS.describe)
+
+
+def _failed(exc: EvidenceError, args: argparse.Namespace | None, fmt: str) -> int:
+    """Say why the command could not decide: JSON in one shape (a judgement adds who
+    it was for), or text: a hook's report, else one line and the fix."""
+    command = args.command if args is not None else None
+    hook = command in HOOKS
+    if args is not None and not hook and not _in_repository(args):
+        exc = NotARepository(_where(args))  # the cause, not its symptom
+    fix = exc.fix or _hint(exc.rule)
+    who = _error_identity(args) if args is not None and command in JUDGING else None
+    if fmt == "json":
+        extra = {} if who is None else {"pusher": who.name}
+        doc = console.error_json(exc.rule, exc.message, fix or USAGE_HINT, **extra)
+        (sys.stderr if hook else sys.stdout).write(doc + "\n")
+    elif who is not None and (hook or not isinstance(exc, UsageError)):
+        from git_evidence.report import Report
+        from git_evidence.rules import error_finding
+
+        finding = error_finding(exc.rule, exc.message, fix)
+        _emit(Report(who, None, error=finding), fmt, sys.stderr)
+    else:
+        if isinstance(exc, CommandLineError):
+            sys.stderr.write(exc.usage)
+        line = f"{exc.rule}: {exc.message}"
+        if who is not None and not isinstance(exc, NotARepository):
+            line += f" ({who.describe()}; no policy)"  # whom the judgement was for
+        console.say(line + (f"\n  To fix: {fix}" if fix else ""))
+    return EXIT_ERROR
+
+
+def _hint(rule: str) -> str:
+    if rule == UsageError.rule:
+        return ""  # the message says it; `rules` and JSON give the general hint
+    from git_evidence.commands.rules import hint_for
+
+    return hint_for(rule)
+
+
+def _in_repository(args: argparse.Namespace) -> bool:
+    from git_evidence.git import Git
+
+    where = getattr(args, "repo", None)
+    if where is not None and not os.path.isdir(where):
+        return False
+    try:
+        return Git(cwd=where).run("rev-parse", "--git-dir", ok_codes=(0, 128))[0] == 0
+    except EvidenceError:  # git itself cannot run: the error already says so
+        return True
+
+
+def _where(args: argparse.Namespace) -> str:
+    where = getattr(args, "repo", None)
+    if where is not None:
+        return str(where)
+    try:
+        return os.getcwd()
+    except OSError:
+        return "."
+
+
+def _crashed(exc: Exception, args: argparse.Namespace, fmt: str) -> int:
+    import traceback
+
+    from git_evidence import crashlog
+
+    trace = traceback.format_exc()
+    log = crashlog.save(trace)
+    where = f"full trace in {log}" if log else "the trace could not be saved"
+    what = " ".join(f"{type(exc).__name__}: {exc}".split())  # one line, whatever it says
+    message = f"internal error, refusing: {what} ({where})"
+    if args.verbose:
+        sys.stderr.write(trace)
+    if fmt == "json":
+        stream = sys.stderr if args.command in HOOKS else sys.stdout
+        stream.write(console.error_json(INTERNAL_ERROR, message, INTERNAL_HINT) + "\n")
+    else:
+        console.say(message)
+    return EXIT_ERROR
 
 
 def _error_identity(args: argparse.Namespace) -> Identity:
@@ -366,25 +591,9 @@ def _emit(report: Report, fmt: str, stream: TextIO) -> None:
     from git_evidence.report import to_json, to_text
 
     text = to_json(report) + "\n" if fmt == "json" else to_text(report)
-    if fmt == "text" and os.environ.get("GL_ID") and stream is sys.stderr:
-        # GitLab shows a hook's message to the pusher only on lines with this prefix.
-        text = "".join(f"GL-HOOK-ERR: {line}" for line in text.splitlines(keepends=True))
+    if fmt == "text" and stream is sys.stderr:
+        text = console.for_pusher(text)
     stream.write(text)
-
-
-def _save_trace() -> str:
-    import tempfile
-    import traceback
-
-    directory = os.path.join(tempfile.gettempdir(), "git-evidence")
-    try:
-        os.makedirs(directory, exist_ok=True)
-        fd, path = tempfile.mkstemp(prefix="crash-", suffix=".log", dir=directory)
-        with os.fdopen(fd, "w") as handle:
-            handle.write(traceback.format_exc())
-        return path
-    except OSError:
-        return "(could not be written)"
 
 
 if __name__ == "__main__":

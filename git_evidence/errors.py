@@ -9,6 +9,20 @@ PREFIX = "git-evidence"  # what every message of ours starts with
 EXIT_ALLOW = 0
 EXIT_REFUSE = 1
 EXIT_ERROR = 2
+# A reader that stopped reading (`git evidence policy | head -1`): the exit status of a
+# process ended by SIGPIPE, as the shell reports it, never 0 (a hook never allows on it).
+EXIT_BROKEN_PIPE = 128 + 13
+
+# What a command that could not decide says as its decision (JSON `"decision"`).
+ERROR = "error"
+USAGE_HINT = "see `git evidence COMMAND --help` or `man git-evidence`"
+INTERNAL_ERROR = "internal-error"  # an exception nobody foresaw: a bug
+INTERNAL_HINT = (
+    "a bug in git evidence, nothing was allowed: report it with the trace file named "
+    "(rerun with -v to see the trace)"
+)
+# The rules that mean "could not decide" (exit 2, nothing allowed), not a finding.
+ERROR_RULES = frozenset({"usage-error", "git-error", "policy-error", "time-budget", INTERNAL_ERROR})
 
 
 class EvidenceError(Exception):
@@ -67,3 +81,18 @@ class UsageError(EvidenceError):
     """Bad command-line or hook input."""
 
     rule = "usage-error"
+
+
+class CommandLineError(UsageError):
+    """The command line does not parse (argparse's complaint), with the usage."""
+
+    def __init__(self, message: str, *, usage: str, prog: str) -> None:
+        super().__init__(message, fix=f"see `{prog} --help`")
+        self.usage = usage
+
+
+class NotARepository(UsageError):
+    """Run outside any git repository: one line, as git says it."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__(f"{where} is not a git repository (nor is any parent directory)")

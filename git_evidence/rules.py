@@ -197,19 +197,6 @@ HELD = "held for review before it reaches a protected branch"
 STAGED = "staged"  # the commit id the staged change is judged under (pre-commit)
 
 
-def reference() -> list[str]:
-    """`git evidence rules`: every rule with its fix, its fields shown by name, then
-    what each name stands for."""
-    shown = {name: text for name, (text, _) in FIELDS.items()}
-    lines = [
-        f"{rule} ({decision or 'per [rules]'}): {hint.format(**shown)}"
-        for rule, (decision, hint) in RULES.items()
-    ]
-    lines.append("")
-    lines += [f"{text}: {meaning}" for text, meaning in FIELDS.values() if meaning]
-    return lines
-
-
 @dataclass(frozen=True)
 class Finding:
     rule: str

@@ -265,7 +265,7 @@ def test_rules_command_fills_or_explains_every_placeholder() -> None:
     assert result.returncode == 0
     assert "{" not in result.stdout and "<base>" not in result.stdout
     listing, _, legend = result.stdout.partition("\n\n")
-    explained = {line.split(":")[0] for line in legend.splitlines() if line}
+    explained = {line.split(":")[0].strip() for line in legend.splitlines() if line}
     used = set(re.findall(r"\b[A-Z]{3,}\b", listing)) - {"HEAD"}
     assert used <= explained, used - explained
     assert {"BASE", "COMMIT", "REF"} <= explained

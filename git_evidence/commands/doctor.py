@@ -5,7 +5,9 @@ is missing."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
+from collections.abc import Callable
 
 from git_evidence import lock
 from git_evidence.commands.install import MARKER, RECOMMENDED, SERVER_HOOKS
@@ -15,13 +17,35 @@ from git_evidence.identity import PUSHER_VARIABLES, server_pusher
 
 
 def run(args: argparse.Namespace) -> int:
+    checks: list[tuple[str, str]] = []  # (ok | warning | missing, what)
+    as_json = args.format == "json"
+
+    def note(check: tuple[str, str]) -> None:
+        checks.append(check)
+        if not as_json:  # as it is found: what came before a failure stays said
+            print(f"{check[0]}: {check[1]}")
+
+    code = _examine(args, note)
+    missing = sum(1 for state, _ in checks if state == "missing")
+    if as_json:
+        doc = {
+            "missing": missing,
+            "checks": [{"state": state, "text": text} for state, text in checks],
+        }
+        print(json.dumps(doc, indent=1))
+    else:
+        print(f"doctor: {missing} missing" if missing else "doctor: nothing missing")
+    return code
+
+
+def _examine(args: argparse.Namespace, note: Callable[[tuple[str, str]], None]) -> int:
     git = open_repo(args.repo)
     missing = 0
 
     def say(state: str, text: str) -> None:
         nonlocal missing
         missing += state == "missing"
-        print(f"{state}: {text}")
+        note((state, text))
 
     say(
         "ok" if git.is_bare() else "warning",
@@ -92,5 +116,4 @@ def run(args: argparse.Namespace) -> int:
             if found
             else f"no lock in force at {policy.base}",
         )
-    print(f"doctor: {missing} missing" if missing else "doctor: nothing missing")
     return EXIT_REFUSE if missing else EXIT_ALLOW

@@ -24,6 +24,7 @@ from git_evidence.git import Git
 from git_evidence.identity import server_pusher
 from git_evidence.ledger import Freeze, iso
 from git_evidence.policy import Policy
+from git_evidence.progress import Progress
 from git_evidence.properties import JUNIT_PLACEHOLDER
 from git_evidence.runner import Run
 
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     if args.verb == "list":
         return _list(freezes, problems, now, args)
     old = old_kind_lines(ledger_bytes(git, policy))
-    return _status(git, freezes, now, args.test_id, args.fingerprint, old)
+    return _status(git, freezes, now, args.test_id, args.fingerprint, old, args.format)
 
 
 def read_ledger(
@@ -124,11 +125,15 @@ def _add(git: Git, policy: Policy, args: argparse.Namespace) -> int:
     with (
         tempfile.TemporaryDirectory(prefix="git-evidence-freeze-") as scratch,
         runner.interruptible(),
+        Progress(f"freezing {args.test}") as progress,
     ):
         for seed in range(args.seed, args.seed + args.seeds):
             chain = runner.Chain(tuple(command), seed, args.runs, args.timeout, junit)
-            outcomes[seed] = runner.run_chain(chain, cwd=None, env=os.environ, scratch=scratch)
+            outcomes[seed] = runner.run_chain(
+                chain, cwd=None, env=os.environ, scratch=scratch, progress=progress
+            )
             fails = sum(1 for r in outcomes[seed] if _failed(r, args.test, junit))
+            progress.clear()
             print(f"seed {seed}: {args.runs - fails} passed, {fails} failed", file=sys.stderr)
 
     def failures_of(runs: list[Run]) -> int:
@@ -261,29 +266,39 @@ def _status(
     test_id: str,
     fingerprint: str | None,
     old_kind: set[int],
+    fmt: str = "text",
 ) -> int:
     born = first_added(git, test_id)
+    said: list[str] = []
+    doc: dict[str, object] = {"test_id": test_id, "frozen": False, "freeze": None}
     for f in freezes:
         if f.test_id != test_id or (fingerprint and f.fingerprint != fingerprint):
             continue
         if not f.active(now):
             continue
         if born is not None and f.frozen_at < born:
-            print(
+            said.append(
                 f"{test_id}: the freeze of line {f.line} predates the test "
                 f"({iso(born)}): an added test never inherits an older freeze"
             )
             continue
-        print(f"{test_id}: frozen until {iso(f.until)} (line {f.line}, seed {f.seed})")
+        said.append(f"{test_id}: frozen until {iso(f.until)} (line {f.line}, seed {f.seed})")
         if f.line in old_kind:
-            print(
+            said.append(
                 f"  its fingerprint {f.fingerprint} is of the old kind (a digest of one "
                 "run's output): `git evidence judge` never matches it; when it expires, "
                 "reproduce the flake with `git evidence freeze add` again"
             )
-        return EXIT_ALLOW
-    print(f"{test_id}: no freeze in force")
-    return EXIT_REFUSE
+        doc.update(frozen=True, freeze=f.as_json())
+        doc["old_kind_fingerprint"] = f.line in old_kind
+        break
+    else:
+        said.append(f"{test_id}: no freeze in force")
+    if fmt == "json":
+        print(json.dumps({**doc, "notes": said}, indent=1))
+    else:
+        print("\n".join(said))
+    return EXIT_ALLOW if doc["frozen"] else EXIT_REFUSE
 
 
 def first_added(git: Git, test_id: str) -> datetime | None:

@@ -4,10 +4,12 @@ that git evidence did not write unless ``--force``."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shlex
 import stat
 import sys
+from typing import Any, TextIO
 
 from git_evidence.context import open_repo
 from git_evidence.errors import UsageError
@@ -61,13 +63,27 @@ def run(args: argparse.Namespace) -> int:
     if policy_file:
         policy_file = os.path.abspath(policy_file)
         sealed = read_sealed(policy_file)  # a policy that does not parse is not sealed
+    done: dict[str, Any] = {
+        "installed": [],
+        "sealed": None,
+        "recommended": [],
+        "fetches_locks": [],
+        "warnings": [],
+    }
+    as_json = args.format == "json"
+
+    def say(text: str, file: TextIO | None = None) -> None:
+        if not as_json:
+            print(f"git-evidence: {text}", file=file)
+
     bare = git.is_bare()
     if args.server and not bare:
-        print(
-            "git-evidence: warning: --server into a repository with a work tree; "
-            "pushes to its checked-out branch are judged too",
-            file=sys.stderr,
+        warning = (
+            "--server into a repository with a work tree; pushes to its checked-out "
+            "branch are judged too"
         )
+        done["warnings"].append(warning)
+        say(f"warning: {warning}", sys.stderr)
     hooks_dir = git.git_path("hooks")
     names = SERVER_HOOKS if args.server else CLIENT_HOOKS
     planned = []
@@ -87,17 +103,24 @@ def run(args: argparse.Namespace) -> int:
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(hook_script(name))
         os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-        print(f"git-evidence: installed {name} hook: {path}")
+        done["installed"].append({"hook": name, "path": path})
+        say(f"installed {name} hook: {path}")
     if policy_file:
         git.run("config", "evidence.policyFile", policy_file)
-        print(f"git-evidence: sealed policy: {policy_file} ({sealed.digest[:19]})")
+        done["sealed"] = {"file": policy_file, "digest": sealed.digest}
+        say(f"sealed policy: {policy_file} ({sealed.digest[:19]})")
     if args.server:
         for key, why in RECOMMENDED.items():
             if not git.config_bool(key):
-                print(f"git-evidence: recommended, not changed: git config {key} true  # {why}")
+                done["recommended"].append({"key": key, "value": "true", "why": why})
+                say(f"recommended, not changed: git config {key} true  # {why}")
     else:
         for remote in _remotes(git):
-            _add_notes_refspec(git, remote)
+            if _add_notes_refspec(git, remote):
+                done["fetches_locks"].append(remote)
+                say(f"{remote} now fetches refs/notes/evidence (locks)")
+    if as_json:
+        print(json.dumps(done, indent=1))
     return 0
 
 
@@ -105,9 +128,11 @@ def _remotes(git: Git) -> list[str]:
     return git.text("remote").split()
 
 
-def _add_notes_refspec(git: Git, remote: str) -> None:
+def _add_notes_refspec(git: Git, remote: str) -> bool:
+    """Add the locks' fetch refspec to ``remote``; False when it was there."""
     key = f"remote.{remote}.fetch"
     _code, out = git.run("config", "--get-all", key, ok_codes=(0, 1))
-    if NOTES_REFSPEC not in out.decode().split():
-        git.run("config", "--add", key, NOTES_REFSPEC)
-        print(f"git-evidence: {remote} now fetches refs/notes/evidence (locks)")
+    if NOTES_REFSPEC in out.decode().split():
+        return False
+    git.run("config", "--add", key, NOTES_REFSPEC)
+    return True

@@ -7,6 +7,7 @@ retry."""
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 from git_evidence import pinning
@@ -15,6 +16,7 @@ from git_evidence.errors import EXIT_REFUSE, EvidenceError, GitError
 from git_evidence.git import Git
 from git_evidence.lock import Lock
 from git_evidence.policy import Policy
+from git_evidence.progress import Progress
 
 RETRIES = 3
 # Where the remote's notes land before they are merged into the local notes ref
@@ -27,10 +29,10 @@ def run(args: argparse.Namespace) -> int:
     rev = require_commit(git, args.rev)
     policy = chosen_policy(git, None)
     if args.push is not None:
-        return _pin_and_push(git, args.push, rev, policy)
+        return _pin_and_push(git, args.push, rev, policy, args)
     pinned, written = _pin(git, rev, policy)
-    _say(pinned, written, rev, policy)
-    if written:
+    _say(pinned, written, rev, policy, args)
+    if written and args.format == "text":
         print(f"git-evidence: publish it: git evidence lock {rev[:12]} --push <remote>")
     return 0
 
@@ -39,26 +41,61 @@ def _pin(git: Git, rev: str, policy: Policy) -> tuple[Lock, bool]:
     code, ident = git.run("var", "GIT_COMMITTER_IDENT", ok_codes=(0, 128))
     # "Name <email> 1700000000 +0000": who pins, without the time (pinned_at has it)
     pinned_by = ident.decode("utf-8", "replace").rsplit(" ", 2)[0] if code == 0 else "unknown"
-    return pinning.pin(
-        git,
-        rev,
-        policy.lock_roots,
-        policy.lock_exclude,
-        policy.notes_ref,
-        pinned_by,
-        pinning.terminal_progress(f"locking {rev[:12]}"),
-    )
+    with Progress(f"locking {rev[:12]}") as progress:
+        return pinning.pin(
+            git,
+            rev,
+            policy.lock_roots,
+            policy.lock_exclude,
+            policy.notes_ref,
+            pinned_by,
+            lambda done, total: progress(f"hashed {done}/{total} blobs"),
+        )
 
 
-def _say(pinned: Lock, written: bool, rev: str, policy: Policy) -> None:
+def _say(
+    pinned: Lock,
+    written: bool,
+    rev: str,
+    policy: Policy,
+    args: argparse.Namespace,
+    published: dict[str, str] | None = None,
+) -> None:
+    if args.format == "json":
+        doc = {
+            "rev": rev,
+            "digest": pinned.digest,
+            "written": written,
+            "notes_ref": policy.notes_ref,
+            "roots": _root_counts(pinned),
+            "files": len(pinned.files),
+            "published": published,
+        }
+        print(json.dumps(doc, indent=1))
+        return
     state = "pinned" if written else "already pinned, unchanged"
     print(
         f"{pinned.digest}\t{state}: {rev[:12]} ({len(pinned.files)} files under "
         f"{', '.join(pinned.roots)}) in {policy.notes_ref}"
     )
+    if args.verbose:
+        for root, count in _root_counts(pinned).items():
+            print(f"root {root}: tree {pinned.trees[root] or '(missing)'}, {count} files")
+    if published is not None:
+        print(
+            f"git-evidence: {policy.notes_ref} is published on {published['remote']} "
+            f"({published['summary']})"
+        )
 
 
-def _pin_and_push(git: Git, remote: str, rev: str, policy: Policy) -> int:
+def _root_counts(pinned: Lock) -> dict[str, int]:
+    return {
+        root: sum(1 for p in pinned.files if p == root or p.startswith(root + "/"))
+        for root in pinned.roots
+    }
+
+
+def _pin_and_push(git: Git, remote: str, rev: str, policy: Policy, args: argparse.Namespace) -> int:
     ref = policy.notes_ref
     for attempt in range(RETRIES + 1):
         _take_remote_notes(git, remote, ref)
@@ -67,12 +104,12 @@ def _pin_and_push(git: Git, remote: str, rev: str, policy: Policy) -> int:
         flag, summary = _status(pushed.stdout.decode("utf-8", "replace"), ref)
         said = pushed.stderr.decode("utf-8", "replace")
         if pushed.returncode == 0 and flag != "!":
-            _say(pinned, written, rev, policy)
-            print(f"git-evidence: {ref} is published on {remote} ({summary.strip('[]')})")
+            published = {"remote": remote, "summary": summary.strip("[]")}
+            _say(pinned, written, rev, policy, args, published)
             return 0
         if flag == "!" and "hook declined" in summary:
             sys.stderr.write(said)
-            _refused(remote, ref, said)
+            _refused(remote, ref, said, args.format)
             return EXIT_REFUSE
         if flag == "!" and attempt < RETRIES:
             # `[rejected] (fetch first)`: the remote's notes moved since they were
@@ -113,7 +150,7 @@ def _status(porcelain: str, ref: str) -> tuple[str, str]:
     return "", ""
 
 
-def _refused(remote: str, ref: str, said: str) -> None:
+def _refused(remote: str, ref: str, said: str, fmt: str) -> None:
     if "notes-forge" in said:
         why = (
             f"{remote} refused {ref}: the identity you push as is not one of its lock "
@@ -123,4 +160,8 @@ def _refused(remote: str, ref: str, said: str) -> None:
     else:
         why = f"{remote} refused {ref}: see its findings above"
         fix = "fix what the findings name, then run git evidence lock REV --push again"
+    if fmt == "json":
+        doc = {"published": None, "refused": {"remote": remote, "message": why, "hint": fix}}
+        print(json.dumps(doc, indent=1))
+        return
     print(f"git-evidence: {why}\n  To fix: {fix}", file=sys.stderr)

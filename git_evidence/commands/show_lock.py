@@ -9,6 +9,7 @@ from git_evidence import lock
 from git_evidence.context import chosen_policy, require_commit
 from git_evidence.errors import EXIT_REFUSE
 from git_evidence.git import Git
+from git_evidence.report import show_path
 
 
 def run(args: argparse.Namespace) -> int:
@@ -17,12 +18,19 @@ def run(args: argparse.Namespace) -> int:
     policy = chosen_policy(git, None)
     found = lock.find_lock(git, policy.notes_ref, rev)
     if found is None:
-        print(
-            f"git-evidence: no lock in force at {rev[:12]} ({policy.notes_ref} has no "
-            "note on it or its first-parent ancestors).\n  To fix: fetch the locks "
-            f"(git fetch origin {policy.notes_ref}:{policy.notes_ref}) or have a lock "
-            f"writer pin: git evidence lock {rev[:12]}"
+        message = (
+            f"no lock in force at {rev[:12]} ({policy.notes_ref} has no note on it or its "
+            "first-parent ancestors)"
         )
+        fix = (
+            f"fetch the locks (git fetch origin {policy.notes_ref}:{policy.notes_ref}) or "
+            f"have a lock writer pin: git evidence lock {rev[:12]}"
+        )
+        if args.format == "json":
+            doc = {"rev": rev, "notes_ref": policy.notes_ref, "note": None, "lock": None}
+            print(json.dumps({**doc, "message": message, "hint": fix}, indent=1))
+        else:
+            print(f"git-evidence: {message}.\n  To fix: {fix}")
         return EXIT_REFUSE
     pinned = lock.read_lock(git, found)
     if args.format == "json":
@@ -47,4 +55,9 @@ def run(args: argparse.Namespace) -> int:
     for root in pinned.roots:
         count = sum(1 for p in pinned.files if p == root or p.startswith(root + "/"))
         print(f"root {root}: tree {pinned.trees[root] or '(missing)'}, {count} files")
+    if args.verbose:  # every pinned file: mode, size, SHA-256 (or the gitlink's commit)
+        for path in sorted(pinned.files):
+            entry = pinned.files[path]
+            what = entry.blob if entry.sha256 is None else f"{entry.size} {entry.sha256}"
+            print(f"  {entry.mode} {what}\t{show_path(path)}")
     return 0
