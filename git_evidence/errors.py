@@ -15,7 +15,7 @@ EXIT_BROKEN_PIPE = 128 + 13
 
 # What a command that could not decide says as its decision (JSON `"decision"`).
 ERROR = "error"
-USAGE_HINT = "see `git evidence COMMAND --help` or `man git-evidence`"
+USAGE_HINT = "see `git evidence <command> --help` or `man git-evidence`"
 INTERNAL_ERROR = "internal-error"  # an exception nobody foresaw: a bug
 INTERNAL_HINT = (
     "a bug in git evidence, nothing was allowed: report it with the trace file named "
