@@ -4,19 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from git_evidence import gate
-from git_evidence.commands.freeze import freeze_notes
-from git_evidence.context import (
-    DEFAULT_BASE,
-    client_policy,
-    policy_at,
-    require_commit,
-    tracking_ref,
-)
+from git_evidence.checking import judge_range, policy_and_base
+from git_evidence.context import require_commit
 from git_evidence.git import Git
-from git_evidence.identity import Identity, client_identity
-from git_evidence.policy import Policy
-from git_evidence.ranges import RefUpdate, RefView
+from git_evidence.identity import client_identity
 from git_evidence.report import Report
 
 
@@ -37,41 +28,3 @@ def run(args: argparse.Namespace) -> Report:
         report.verdicts += part.verdicts
         report.notes += part.notes
     return report
-
-
-def policy_and_base(git: Git, refs: dict[str, str], base: str | None) -> tuple[Policy, str | None]:
-    """``--base REF``: that commit and the policy it carries; else the client's policy
-    and the upstream (or the remote's base branch, or the local one)."""
-    if base:
-        commit = require_commit(git, base)
-        return policy_at(git, commit), commit
-    policy = client_policy(git, None, refs)
-    return policy, default_base(git, refs, policy.base)
-
-
-def judge_range(
-    git: Git,
-    refs: dict[str, str],
-    policy: Policy,
-    who: Identity,
-    bottom: str | None,
-    top: str,
-    label: str,
-) -> Report:
-    """``top`` judged as a push that brings what ``bottom`` lacks, as the server would,
-    with the freezes in force reported."""
-    view = RefView({policy.base: bottom} if bottom else {}, bottom, policy.notes_ref in refs)
-    update = RefUpdate("0" * len(top), top, label)
-    report = gate.judge(git, [update], policy, view, who, named_refs=False)
-    report.notes += freeze_notes(git, policy, top, bottom)
-    return report
-
-
-def default_base(git: Git, refs: dict[str, str], base_ref: str) -> str | None:
-    upstream = git.resolve_commit("@{upstream}")
-    if upstream:
-        return upstream
-    for name in (tracking_ref("origin", base_ref, refs), base_ref, DEFAULT_BASE):
-        if name and name in refs:
-            return git.resolve_commit(refs[name])
-    return None

@@ -10,9 +10,9 @@ import os
 from collections.abc import Callable
 
 from git_evidence import lock
-from git_evidence.commands.install import MARKER, RECOMMENDED, SERVER_HOOKS
 from git_evidence.context import open_repo, server_policy
 from git_evidence.errors import EXIT_ALLOW, EXIT_REFUSE, EvidenceError
+from git_evidence.hooks import MARKER, RECOMMENDED, SERVER_HOOKS
 from git_evidence.identity import PUSHER_VARIABLES, server_pusher
 
 

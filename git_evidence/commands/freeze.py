@@ -20,6 +20,7 @@ from git_evidence import ledger, lock, runner
 from git_evidence.context import chosen_policy
 from git_evidence.errors import EXIT_ALLOW, EXIT_REFUSE, EvidenceError, UsageError
 from git_evidence.fingerprint import exit_fingerprint, fingerprint
+from git_evidence.freezes import first_added, ledger_bytes, old_kind_lines, read_ledger
 from git_evidence.git import Git
 from git_evidence.identity import server_pusher
 from git_evidence.ledger import Freeze, iso
@@ -40,49 +41,6 @@ def run(args: argparse.Namespace) -> int:
         return _list(freezes, problems, now, args)
     old = old_kind_lines(ledger_bytes(git, policy))
     return _status(git, freezes, now, args.test_id, args.fingerprint, old, args.format)
-
-
-def read_ledger(
-    git: Git, policy: Policy, rev: str | None = None
-) -> tuple[list[Freeze], list[ledger.Problem]]:
-    """The ledger as tests read it (the working tree's file), or at ``rev``."""
-    return ledger.parse_ledger(ledger_bytes(git, policy, rev), policy.max_window_hours)
-
-
-def old_kind_lines(data: bytes) -> set[int]:
-    """Lines whose fingerprint is of the old kind: ``freeze add`` once took a digest of
-    one failing run's output, which differs every run, so no judgement can match it.
-    Such a fingerprint is one of the entry's own output digests; the shared
-    fingerprint (SPEC §11.6) never is."""
-    lines = set()
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        if b'"outputs"' not in raw:
-            continue
-        try:
-            doc = json.loads(raw)
-        except ValueError:
-            continue
-        outputs = doc.get("outputs") if isinstance(doc, dict) else None
-        if isinstance(outputs, list) and doc.get("fingerprint") in {
-            str(o[1]) for o in outputs if isinstance(o, list) and len(o) == 2
-        }:
-            lines.add(number)
-    return lines
-
-
-def ledger_bytes(git: Git, policy: Policy, rev: str | None = None) -> bytes:
-    data: bytes | None = None
-    if rev is None:
-        top = git.text("rev-parse", "--show-toplevel")
-        path = os.path.join(top, policy.ledger_path)
-        if os.path.exists(path):
-            with open(path, "rb") as handle:
-                data = handle.read()
-        else:
-            rev = "HEAD"
-    if rev is not None:
-        data = git.blob_at(rev, policy.ledger_path)
-    return data or b""
 
 
 def _add(git: Git, policy: Policy, args: argparse.Namespace) -> int:
@@ -299,61 +257,3 @@ def _status(
     else:
         print("\n".join(said))
     return EXIT_ALLOW if doc["frozen"] else EXIT_REFUSE
-
-
-def first_added(git: Git, test_id: str) -> datetime | None:
-    """When the test's file first entered history (None: not a path git knows, so
-    unconstrained; a test not yet committed is born now)."""
-    path = test_id.split("::", 1)[0]
-    if not path or path.startswith("-"):
-        return None
-    code, out = git.run("log", "--diff-filter=A", "--format=%ct", "--", path, ok_codes=(0, 128))
-    stamps = out.split()
-    if code != 0:
-        return None
-    if not stamps:
-        top = git.text("rev-parse", "--show-toplevel")
-        return datetime.now(timezone.utc) if os.path.exists(os.path.join(top, path)) else None
-    return datetime.fromtimestamp(int(stamps[-1]), timezone.utc)
-
-
-def freeze_notes(git: Git, policy: Policy, tip: str, base: str | None) -> list[str]:
-    """For reports: the freezes in force at ``tip`` and those expired since ``base``."""
-    freezes, problems = read_ledger(git, policy, tip)
-    skipped = (
-        [
-            f"{policy.ledger_path}: skipped {len(problems)} line(s) that are no valid freeze "
-            f"(first: line {problems[0].line}: {problems[0].message}); "
-            "`git evidence freeze list` names them"
-        ]
-        if problems
-        else []
-    )
-    if not freezes:
-        return skipped
-    now = datetime.now(timezone.utc)
-    since = None
-    if base:
-        stamp = git.text("log", "-1", "--format=%ct", base)
-        since = datetime.fromtimestamp(int(stamp), timezone.utc) if stamp else None
-    active = [f for f in freezes if f.active(now)]
-    expired = [
-        f
-        for f in freezes
-        if not f.active(now) and f.until <= now and (since is None or f.until > since)
-    ]
-    notes = [
-        f"freezes in force: {len(active)}"
-        + (
-            " (" + ", ".join(f"{f.test_id} until {iso(f.until)}" for f in active[:5]) + ")"
-            if active
-            else ""
-        )
-    ]
-    if expired:
-        notes.append(
-            f"freezes expired since the base: {len(expired)} ("
-            + ", ".join(f.test_id for f in expired[:5])
-            + ")"
-        )
-    return notes + skipped

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from git_evidence import lock, manifest
-from git_evidence.commands.check import judge_range, policy_and_base
+from git_evidence.checking import judge_range, policy_and_base
 from git_evidence.context import require_commit
 from git_evidence.disk import worktree_manifest
 from git_evidence.errors import EXIT_ALLOW, EXIT_REFUSE, PREFIX
