@@ -10,14 +10,11 @@ import io
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple, cast
+from typing import Any, NamedTuple, Protocol, cast
 
 from git_evidence.errors import GitError
 from git_evidence.git import Git
 from git_evidence.paths import GITLINK_MODE, fold_path, glob_regex
-
-if TYPE_CHECKING:
-    from git_evidence.lock import Lock
 
 LFS_HEADER = b"version https://git-lfs.github.com/spec/v1\n"
 LFS_MAX = 1024  # git-lfs never writes a larger pointer
@@ -51,6 +48,17 @@ class Entry(NamedTuple):
         if self.mode == GITLINK_MODE:
             return f"commit:{self.blob}"
         return f"sha256:{self.sha256}"
+
+
+class Manifest(Protocol):
+    """What a manifest is built on: a previous one's root trees and files (a
+    ``lock.Lock`` is one; manifest.py knows no lock)."""
+
+    @property
+    def trees(self) -> Mapping[str, str | None]: ...
+
+    @property
+    def files(self) -> Mapping[str, Entry]: ...
 
 
 class Hashed(NamedTuple):
@@ -164,7 +172,7 @@ def build_manifest(
     rev: str,
     roots: Sequence[str],
     exclude: Sequence[str],
-    previous: Lock | None = None,
+    previous: Manifest | None = None,
     progress: Callable[[int, int], None] | None = None,
     trees: Mapping[str, str | None] | None = None,
 ) -> tuple[dict[str, str | None], dict[str, Entry]]:

@@ -1,0 +1,309 @@
+"""The lines the package never crosses, read from its source with ``ast`` (no import
+runs): no command imports another command; the pure modules import nothing that runs
+git or any other process; no import circle. And the hooks never load GitPython."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import PROJECT, Work, clone_of, git, make_server
+
+PACKAGE = PROJECT / "git_evidence"
+
+# Decide from bytes and documents only: they never run git, nor import what does.
+PURE = (
+    "rules",
+    "paths",
+    "globs",
+    "links",
+    "policy",
+    "ledger",
+    "verdict",
+    "fingerprint",
+    "records",
+    "labels",
+    "quota",
+)
+# The modules that run git themselves; everything that imports them runs git too.
+RUN_GIT = ("git_evidence.git", "git_evidence.objects")
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PROJECT).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found[".".join(parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+class Import:
+    def __init__(self, target: str, line: int, typing_only: bool) -> None:
+        self.target, self.line, self.typing_only = target, line, typing_only
+
+
+def _imports(name: str, path: Path) -> list[Import]:
+    """Every import of the module: at its top, under ``if TYPE_CHECKING:`` (typing_only)
+    and inside functions (run when called: they count)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: list[Import] = []
+
+    def resolve(node: ast.ImportFrom) -> str:
+        if not node.level:
+            return node.module or ""
+        base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+        return f"{base}.{node.module}" if node.module else base
+
+    def walk(node: ast.AST, typing_only: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                for stmt in child.body:
+                    walk(ast.Module(body=[stmt], type_ignores=[]), True)
+                for stmt in child.orelse:
+                    walk(ast.Module(body=[stmt], type_ignores=[]), typing_only)
+            elif isinstance(child, ast.Import):
+                found.extend(Import(a.name, child.lineno, typing_only) for a in child.names)
+            elif isinstance(child, ast.ImportFrom):
+                module = resolve(child)
+                for alias in child.names:
+                    sub = f"{module}.{alias.name}"
+                    found.append(
+                        Import(sub if sub in MODULES else module, child.lineno, typing_only)
+                    )
+            else:
+                walk(child, typing_only)
+
+    walk(ast.parse(path.read_bytes(), str(path)), False)
+    return found
+
+
+IMPORTS = {name: _imports(name, path) for name, path in MODULES.items()}
+
+
+def _runtime_graph() -> dict[str, set[str]]:
+    """Module → what importing (or calling into) it loads, inside the package or not."""
+    return {name: {i.target for i in found if not i.typing_only} for name, found in IMPORTS.items()}
+
+
+def _closure(start: str, graph: dict[str, set[str]]) -> dict[str, str]:
+    """Every module ``start`` loads, each with the module that imports it."""
+    seen: dict[str, str] = {}
+    todo = [start]
+    while todo:
+        current = todo.pop()
+        for target in sorted(graph.get(current, ())):
+            if target not in seen and target != start:
+                seen[target] = current
+                todo.append(target)
+    return seen
+
+
+def _chain(start: str, target: str, via: dict[str, str]) -> str:
+    steps = [target]
+    while steps[-1] in via and via[steps[-1]] != start:
+        steps.append(via[steps[-1]])
+    return " -> ".join([start, *reversed(steps)])
+
+
+def _runs_git() -> set[str]:
+    graph = _runtime_graph()
+    return {
+        name
+        for name in MODULES
+        if name in RUN_GIT or any(t in RUN_GIT for t in _closure(name, graph))
+    }
+
+
+def test_the_module_graph_is_read_from_the_source() -> None:
+    # guards the tests below: an empty or unresolved graph would make them pass vacuously
+    assert any(i.target == "git_evidence.git" for i in IMPORTS["git_evidence.ranges"])
+    assert any(i.target == "subprocess" for i in IMPORTS["git_evidence.git"])
+    assert {"git_evidence.gate", "git_evidence.lock", "git_evidence.commands.judge"} <= _runs_git()
+    assert "git_evidence.rules" not in _runs_git()
+
+
+def test_no_command_imports_another_command() -> None:
+    crossings = [
+        f"{MODULES[name].relative_to(PROJECT)}:{i.line}: imports {i.target}"
+        for name, found in IMPORTS.items()
+        if name.startswith("git_evidence.commands.")
+        for i in found
+        if i.target.startswith("git_evidence.commands.") and i.target != name
+    ]
+    assert not crossings, "a command imports another; move the shared part out:\n" + "\n".join(
+        crossings
+    )
+
+
+@pytest.mark.parametrize("pure", [m for m in PURE if f"git_evidence.{m}" in MODULES])
+def test_pure_module_runs_neither_git_nor_a_process(pure: str) -> None:
+    name = f"git_evidence.{pure}"
+    graph = _runtime_graph()
+    loads = _closure(name, graph)
+    runs_git = _runs_git()
+    wrong = [
+        _chain(name, target, loads)
+        for target in sorted(loads)
+        if target in runs_git or target == "subprocess" or target.startswith("subprocess.")
+    ]
+    assert not wrong, f"{pure}.py must stay pure, but it loads:\n" + "\n".join(wrong)
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (or a self-import)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph[node]):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1 or node in graph[node]:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_cycle_finder_finds_a_circle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(graph) == [["a", "b", "c"]]
+
+
+def test_no_import_circle_even_for_types() -> None:
+    # TYPE_CHECKING imports count: a circle for the type checker is a circle in the design
+    graph = {
+        name: {i.target for i in found if i.target in MODULES and i.target != name}
+        for name, found in IMPORTS.items()
+    }
+    circles = _cycles(graph)
+    assert not circles, "import circles (move the shared data type out):\n" + "\n".join(
+        " <-> ".join(c) for c in circles
+    )
+
+
+# --- the hook path never loads GitPython --------------------------------------------
+
+WRAPPER = """\
+import sys
+{first}
+from git_evidence.cli import main
+
+try:
+    code = main(sys.argv[1:])
+finally:
+    sys.stderr.write("\\nGITPYTHON-LOADED=%s\\n" % ("git" in sys.modules))
+sys.exit(code)
+"""
+
+
+def _hook(
+    cwd: Path, wrapper: Path, args: list[str], stdin: str
+) -> tuple[subprocess.CompletedProcess[str], bool]:
+    proc = subprocess.run(
+        [sys.executable, str(wrapper), *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    marks = [line for line in proc.stderr.splitlines() if line.startswith("GITPYTHON-LOADED=")]
+    assert len(marks) == 1, proc.stderr
+    return proc, marks[0] == "GITPYTHON-LOADED=True"
+
+
+@pytest.fixture
+def wrapper(tmp_path: Path) -> Path:
+    path = tmp_path / "run_hook.py"
+    path.write_text(WRAPPER.format(first=""))
+    return path
+
+
+@pytest.fixture
+def pushed(tmp_path: Path) -> Iterator[tuple[Path, Work, str, str]]:
+    """A protected server, a clone with a product commit on top of main, and that
+    commit already in the server under a feature branch (so pre-receive can be fed
+    the fast-forward of main to it)."""
+    bare = make_server(tmp_path)
+    work = clone_of(tmp_path, bare)
+    old = work.head()
+    new = work.commit("product only", {"src/app.py": "print('bye')\n"})
+    work.git("push", "-q", "origin", "HEAD:refs/heads/feature")
+    yield bare, work, old, new
+
+
+def test_wrapper_notices_gitpython_when_it_is_loaded(
+    tmp_path: Path, pushed: tuple[Path, Work, str, str]
+) -> None:
+    bare, _work, old, new = pushed
+    loud = tmp_path / "loud.py"
+    loud.write_text(WRAPPER.format(first="import git  # GitPython"))
+    _proc, loaded = _hook(bare, loud, ["pre-receive"], f"{old} {new} refs/heads/main\n")
+    assert loaded
+
+
+def test_pre_receive_never_loads_gitpython(
+    wrapper: Path, pushed: tuple[Path, Work, str, str]
+) -> None:
+    bare, _work, old, new = pushed
+    proc, loaded = _hook(bare, wrapper, ["pre-receive"], f"{old} {new} refs/heads/main\n")
+    assert proc.returncode == 0, proc.stderr
+    assert not loaded
+
+
+def test_post_receive_never_loads_gitpython(
+    wrapper: Path, pushed: tuple[Path, Work, str, str]
+) -> None:
+    bare, _work, old, new = pushed
+    git(bare, "update-ref", "refs/heads/main", new, old)
+    proc, loaded = _hook(bare, wrapper, ["post-receive"], f"{old} {new} refs/heads/main\n")
+    assert proc.returncode == 0, proc.stderr
+    assert not loaded
+
+
+def test_pre_push_never_loads_gitpython(wrapper: Path, pushed: tuple[Path, Work, str, str]) -> None:
+    bare, work, old, new = pushed
+    line = f"refs/heads/main {new} refs/heads/main {old}\n"
+    proc, loaded = _hook(work.path, wrapper, ["pre-push", "origin", str(bare)], line)
+    assert proc.returncode == 0, proc.stderr
+    assert not loaded
+
+
+def test_pre_commit_never_loads_gitpython(
+    wrapper: Path, pushed: tuple[Path, Work, str, str]
+) -> None:
+    _bare, work, _old, _new = pushed
+    work.write("src/app.py", "print('again')\n")
+    work.git("add", "src/app.py")
+    proc, loaded = _hook(work.path, wrapper, ["pre-commit"], "")
+    assert proc.returncode == 0, proc.stderr
+    assert not loaded
