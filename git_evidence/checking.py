@@ -29,7 +29,7 @@ def policy_and_base(git: Git, refs: dict[str, str], base: str | None) -> tuple[P
     return policy, default_base(git, refs, policy.base)
 
 
-def judge_range(
+def check_range(
     git: Git,
     refs: dict[str, str],
     policy: Policy,
@@ -42,7 +42,7 @@ def judge_range(
     with the freezes in force reported."""
     view = RefView({policy.base: bottom} if bottom else {}, bottom, policy.notes_ref in refs)
     update = RefUpdate("0" * len(top), top, label)
-    report = gate.judge(git, [update], policy, view, who, named_refs=False)
+    report = gate.decide(git, [update], policy, view, who, named_refs=False)
     report.notes += freeze_notes(git, policy, top, bottom)
     return report
 

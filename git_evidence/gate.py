@@ -26,7 +26,7 @@ from git_evidence.ranges import (
 from git_evidence.report import Report
 
 
-def judge(
+def decide(
     git: Git,
     updates: Sequence[RefUpdate],
     policy: Policy,
@@ -59,7 +59,7 @@ def judge(
     with CatFile(git) as cat:
         PROGRESS.stage = "comparing each base with its new tip"
         links = LinkResolver(git, cat)
-        verdicts = []
+        decisions = []
         endpoints: list[list[EndpointRow]] = []
         for plan in plans:
             commits = [summaries[c] for c in plan.commits]
@@ -67,17 +67,17 @@ def judge(
             kept = endpoint.answering(git, plan, rows, summaries)
             if kept:
                 commits = [rules.with_kept(c, kept[c.oid]) if c.oid in kept else c for c in commits]
-            verdicts.append(rules.judge_update(plan, commits, policy, who))
+            decisions.append(rules.decide_update(plan, commits, policy, who))
             endpoints.append(rows)
         PROGRESS.stage = "checking the lock and the freeze ledger"
         pins = lockcheck.pin_lookup(git, cat, policy.notes_ref)
-        for verdict, rows in zip(verdicts, endpoints, strict=True):
-            facts = verdict.facts
+        for outcome, rows in zip(decisions, endpoints, strict=True):
+            facts = outcome.facts
             if facts.notes and facts.update.ref.casefold() == policy.judge.notes_ref.casefold():
-                verdict.findings += _verdict_findings(git, cat, facts, policy, who)
+                outcome.findings += _verdict_findings(git, cat, facts, policy, who)
             elif facts.notes:
-                verdict.findings += _notes_findings(git, cat, facts, policy, who)
-            if not verdict.judged or facts.commit is None:
+                outcome.findings += _notes_findings(git, cat, facts, policy, who)
+            if not outcome.judged or facts.commit is None:
                 continue
             moved = {fold_path(row[1]) for row in rows}
             if facts.protected and (
@@ -87,16 +87,16 @@ def judge(
             ):
                 facts.policy_changed = True
                 problem = _policy_problem(cat, facts.commit)
-                verdict.findings += rules.judge_policy_file(facts, problem, POLICY_FILE)
+                outcome.findings += rules.decide_policy_file(facts, problem, POLICY_FILE)
             found = lockcheck.lock_facts(git, cat, policy, facts.base, facts.commit, view.notes)
-            verdict.findings += rules.judge_lock(facts, found, policy, who)
+            outcome.findings += rules.decide_lock(facts, found, policy, who)
             touched = [(c, change) for c in facts.commits for change in summaries[c].ledger]
             # The whole-range check runs whenever the ledger differs between base and
             # new, also when no commit's own diff touches it (a merge kept an older one).
             if touched or ledger_path in moved:
                 problems = ledgercheck.ledger_problems(git, cat, facts, touched, policy, pins)
-                verdict.findings += rules.judge_ledger(facts, problems, policy.ledger_path)
-    return Report(who, policy, verdicts)
+                outcome.findings += rules.decide_ledger(facts, problems, policy.ledger_path)
+    return Report(who, policy, decisions)
 
 
 def _endpoint(
@@ -161,7 +161,7 @@ def _notes_findings(
         return []
     old = None if facts.update.is_create else facts.update.old
     problems = lockcheck.check_notes_update(git, cat, old, facts.update.new, policy)
-    return rules.judge_notes(facts, problems)
+    return rules.decide_notes(facts, problems)
 
 
 def _verdict_findings(
@@ -186,4 +186,4 @@ def _verdict_findings(
             parse_verdict(cat.read(fields[3]), annotated)
         except VerdictInvalid as exc:
             problems.append(exc.message)
-    return rules.judge_verdict_notes(facts, problems)
+    return rules.decide_verdict_notes(facts, problems)

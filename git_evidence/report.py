@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from git_evidence.errors import EXIT_ALLOW, EXIT_ERROR, EXIT_REFUSE, PREFIX
-from git_evidence.rules import ALLOW, Finding, UpdateVerdict, worst
+from git_evidence.rules import ALLOW, Finding, UpdateDecision, worst
 
 if TYPE_CHECKING:
     from git_evidence.identity import Identity
@@ -24,7 +24,7 @@ ACCEPTED_PATHS = 3  # paths named on the line of an accepted hold
 class Report:
     who: Identity
     policy: Policy | None
-    verdicts: list[UpdateVerdict] = field(default_factory=list)
+    decisions: list[UpdateDecision] = field(default_factory=list)
     error: Finding | None = None
     notes: list[str] = field(default_factory=list)
     staged: bool = False  # pre-commit's judgement of the staged change
@@ -33,7 +33,7 @@ class Report:
     def decision(self) -> str:
         if self.error is not None:
             return self.error.decision
-        return worst(v.decision for v in self.verdicts)
+        return worst(v.decision for v in self.decisions)
 
     @property
     def exit_code(self) -> int:
@@ -60,7 +60,7 @@ def to_json(report: Report) -> str:
         "policy": None
         if report.policy is None
         else {"source": report.policy.source, "digest": report.policy.digest},
-        "updates": [_update_json(v) for v in report.verdicts],
+        "updates": [_update_json(v) for v in report.decisions],
     }
     if report.error is not None:
         doc["error"] = _finding_json(report.error)
@@ -69,16 +69,16 @@ def to_json(report: Report) -> str:
     return json.dumps(doc, indent=1, sort_keys=False)
 
 
-def _update_json(verdict: UpdateVerdict) -> dict[str, Any]:
-    facts = verdict.facts
+def _update_json(outcome: UpdateDecision) -> dict[str, Any]:
+    facts = outcome.facts
     return {
         "ref": facts.update.ref,
         "old": facts.update.old,
         "new": facts.update.new,
         "base": facts.base,
         "commits": len(facts.commits),
-        "decision": verdict.decision,
-        "findings": [_finding_json(f) for f in verdict.findings],
+        "decision": outcome.decision,
+        "findings": [_finding_json(f) for f in outcome.findings],
     }
 
 
@@ -101,19 +101,19 @@ def to_text(report: Report, *, verbose: bool = True) -> str:
         lines += _wrap(f"{PREFIX}: {note}")
     if report.error is not None:
         lines += _finding_lines(report.error)
-    for verdict in report.verdicts:
-        facts = verdict.facts
-        if not verdict.findings and not verbose:
+    for outcome in report.decisions:
+        facts = outcome.facts
+        if not outcome.findings and not verbose:
             continue
         span = f"{len(facts.commits)} commit{'s' if len(facts.commits) != 1 else ''}"
         if report.staged:
             span = "the staged change"
         elif facts.base:
             span += f" since {facts.base[:12]}"
-        elif verdict.judged and facts.commits:
+        elif outcome.judged and facts.commits:
             span += ", no history in common with the base"
-        lines.append(f"{PREFIX}: {facts.update.ref}: {verdict.decision} ({span})")
-        for finding in verdict.findings:
+        lines.append(f"{PREFIX}: {facts.update.ref}: {outcome.decision} ({span})")
+        for finding in outcome.findings:
             lines += _finding_lines(finding)
     lines += textwrap.wrap(
         _summary(report),
@@ -182,8 +182,8 @@ def _summary(report: Report) -> str:
     if report.staged:  # pre-commit: nothing is pushed, there is no ref update
         verdict = "allowed" if report.decision == ALLOW else "refused"
         return f"{PREFIX}: {verdict}: the staged change ({who}; {policy})"
-    refused = [v for v in report.verdicts if v.decision != ALLOW]
-    total = len(report.verdicts)
+    refused = [v for v in report.decisions if v.decision != ALLOW]
+    total = len(report.decisions)
     if not refused:
         return f"{PREFIX}: allowed {total} ref update{'s' if total != 1 else ''} ({who}; {policy})"
     return (

@@ -283,7 +283,7 @@ def with_kept(summary: CommitSummary, kept: Iterable[tuple[str, str]]) -> Commit
 
 
 @dataclass
-class UpdateVerdict:
+class UpdateDecision:
     facts: UpdateFacts
     findings: list[Finding]
     judged: bool = False  # its commits were judged: nothing refused the ref itself
@@ -377,7 +377,7 @@ def settle_hold(finding: Finding, policy: Policy, who: Identity, *, bound: bool)
     return finding
 
 
-def judge_ref(facts: UpdateFacts, policy: Policy, who: Identity) -> list[Finding]:
+def decide_ref(facts: UpdateFacts, policy: Policy, who: Identity) -> list[Finding]:
     """Findings that follow from the ref and its history shape alone."""
     update, ref = facts.update, facts.update.ref
     if not facts.named_ref:
@@ -385,7 +385,7 @@ def judge_ref(facts: UpdateFacts, policy: Policy, who: Identity) -> list[Finding
     if ref.startswith("refs/replace/"):
         return [_finding("replace-ref", ref, message="replace refs are refused")]
     if facts.notes and ref.casefold() == policy.judge.notes_ref.casefold():
-        return judge_verdict_ref(facts, policy, who)
+        return decide_verdict_ref(facts, policy, who)
     if facts.notes:
         if who.lock_writer(policy):
             return []
@@ -431,7 +431,7 @@ def judge_ref(facts: UpdateFacts, policy: Policy, who: Identity) -> list[Finding
     return []
 
 
-def judge_verdict_ref(facts: UpdateFacts, policy: Policy, who: Identity) -> list[Finding]:
+def decide_verdict_ref(facts: UpdateFacts, policy: Policy, who: Identity) -> list[Finding]:
     """The verdict notes ref (SPEC §11.8) is pushed by verdict writers only."""
     if who.verdict_writer(policy):
         return []
@@ -450,26 +450,26 @@ def judge_verdict_ref(facts: UpdateFacts, policy: Policy, who: Identity) -> list
     ]
 
 
-def judge_verdict_notes(facts: UpdateFacts, problems: Sequence[str]) -> list[Finding]:
+def decide_verdict_notes(facts: UpdateFacts, problems: Sequence[str]) -> list[Finding]:
     """A verdict writer's push of the verdict notes ref: every note must be a verdict."""
     return [_finding("verdict-invalid", facts.update.ref, message=problem) for problem in problems]
 
 
-def judge_update(
+def decide_update(
     facts: UpdateFacts,
     commits: Sequence[CommitSummary],
     policy: Policy,
     who: Identity,
     *,
     bound: bool | None = None,
-) -> UpdateVerdict:
+) -> UpdateDecision:
     """``bound``: whether the change is on its way into a protected ref, where a hold
     blocks unless a reviewer pushes it (default: holds_block)."""
     ref = facts.update.ref
-    findings = judge_ref(facts, policy, who)
+    findings = decide_ref(facts, policy, who)
     if findings or facts.revlist is None:
-        return UpdateVerdict(facts, findings)
-    verdict = UpdateVerdict(facts, findings, judged=True)
+        return UpdateDecision(facts, findings)
+    outcome = UpdateDecision(facts, findings, judged=True)
     base = (facts.base or "")[:12]
     present = frozenset().union(*(commit.classes for commit in commits))
     # Collect paths only for classes a finding can list: a product-only push of
@@ -567,7 +567,7 @@ def judge_update(
                 accept=accept,
             )
             findings.append(settle_hold(held, policy, who, bound=bound))
-    return verdict
+    return outcome
 
 
 # The staged change (pre-commit): nothing is committed yet, so these hints say what to
@@ -583,15 +583,15 @@ STAGED_HINTS: dict[str, str] = {
 MAX_RESTORE = 8  # paths spelled out in a `git restore` command
 
 
-def judge_staged(
+def decide_staged(
     facts: UpdateFacts, summary: CommitSummary, policy: Policy, who: Identity, *, protected: bool
-) -> UpdateVerdict:
+) -> UpdateDecision:
     """The staged change judged as one commit of the current branch: a hold blocks only
     when that branch is ``protected`` (and this clone is not trusted), as on the server."""
-    verdict = judge_update(facts, [summary], policy, who, bound=protected)
+    outcome = decide_update(facts, [summary], policy, who, bound=protected)
     target = facts.update.ref if protected else policy.base
-    verdict.findings = [_staged(f, policy, target) for f in verdict.findings]
-    return verdict
+    outcome.findings = [_staged(f, policy, target) for f in outcome.findings]
+    return outcome
 
 
 def _staged(finding: Finding, policy: Policy, target: str) -> Finding:
@@ -674,7 +674,7 @@ def error_finding(rule: str, message: str, hint: str) -> Finding:
     return Finding(rule, REJECT, "", None, {}, message, hint)
 
 
-def judge_policy_file(facts: UpdateFacts, problem: str | None, path: str) -> list[Finding]:
+def decide_policy_file(facts: UpdateFacts, problem: str | None, path: str) -> list[Finding]:
     """A protected ref must be left with a policy file that parses and validates."""
     if problem is None:
         return []
@@ -689,7 +689,7 @@ def judge_policy_file(facts: UpdateFacts, problem: str | None, path: str) -> lis
     ]
 
 
-def judge_staged_policy(facts: UpdateFacts, problem: str | None, path: str) -> list[Finding]:
+def decide_staged_policy(facts: UpdateFacts, problem: str | None, path: str) -> list[Finding]:
     """A staged policy file must parse: committed, it would refuse every later commit
     and push that reads it."""
     if problem is None:
@@ -706,7 +706,9 @@ def judge_staged_policy(facts: UpdateFacts, problem: str | None, path: str) -> l
     ]
 
 
-def judge_lock(facts: UpdateFacts, lock: LockFacts, policy: Policy, who: Identity) -> list[Finding]:
+def decide_lock(
+    facts: UpdateFacts, lock: LockFacts, policy: Policy, who: Identity
+) -> list[Finding]:
     """Findings from the lock roots and the lock in force at the update's base (SPEC
     §6, §8, §10). A stale lock is a notice unless the policy requires a lock: the base
     is accepted history whatever its pin says, so it holds nothing by itself."""
@@ -777,7 +779,7 @@ def _drift_paths(drift: Sequence[Drift]) -> dict[str, list[str]]:
     return by_kind
 
 
-def judge_notes(facts: UpdateFacts, problems: Sequence[str]) -> list[Finding]:
+def decide_notes(facts: UpdateFacts, problems: Sequence[str]) -> list[Finding]:
     """A lock writer's push of the notes ref: every note it adds must be a lock."""
     return [
         _finding("lock-invalid", facts.update.ref, message=problem, hint=REPIN_NAMED)
@@ -785,7 +787,7 @@ def judge_notes(facts: UpdateFacts, problems: Sequence[str]) -> list[Finding]:
     ]
 
 
-def judge_ledger(
+def decide_ledger(
     facts: UpdateFacts, problems: Sequence[tuple[str | None, Problem]], ledger_path: str
 ) -> list[Finding]:
     """Findings for the freeze ledger's changes: ``(commit or None for the range,

@@ -84,16 +84,16 @@ def protected_facts(old: str, new: str) -> UpdateFacts:
     )
 
 
-def judge_main(repo: Work, old: str, who: Identity = AGENT) -> Report:
+def decide_main(repo: Work, old: str, who: Identity = AGENT) -> Report:
     new = repo.head()
     view = RefView({MAIN: old}, old)
-    return gate.judge(Git(str(repo.path)), [RefUpdate(old, new, MAIN)], POLICY, view, who)
+    return gate.decide(Git(str(repo.path)), [RefUpdate(old, new, MAIN)], POLICY, view, who)
 
 
 def rules_of(report: Report) -> dict[str, list[rules.Finding]]:
     found: dict[str, list[rules.Finding]] = {}
-    for verdict in report.verdicts:
-        for finding in verdict.findings:
+    for outcome in report.decisions:
+        for finding in outcome.findings:
             found.setdefault(finding.rule, []).append(finding)
     return found
 
@@ -108,9 +108,9 @@ def test_with_kept_makes_a_product_merge_a_mixed_commit() -> None:
     assert dict(merged.by_class)[ORACLE] == (ORACLE_PATH,)
     assert merged.kept == (ORACLE_PATH,)
     facts = protected_facts("a" * 40, "m1")
-    verdict = rules.judge_update(facts, [merged], POLICY, ALICE)
-    assert [f.rule for f in verdict.findings] == ["mixed-commit"]
-    assert verdict.findings[0].message.startswith("merge brings back an older copy of evidence")
+    outcome = rules.decide_update(facts, [merged], POLICY, ALICE)
+    assert [f.rule for f in outcome.findings] == ["mixed-commit"]
+    assert outcome.findings[0].message.startswith("merge brings back an older copy of evidence")
 
 
 # -- what differs between base and new ---------------------------------------------------
@@ -305,7 +305,7 @@ def test_untrusted_merge_keeping_an_older_oracle_is_evidence_untrusted(repo: Wor
     fork(repo)
     old = repo.commit("tighten", {ORACLE_PATH: "tight\n"})
     merge(repo, "feat", keep=(ORACLE_PATH,))
-    found = rules_of(judge_main(repo, old))
+    found = rules_of(decide_main(repo, old))
     assert found["evidence-untrusted"][0].paths == {ORACLE: [ORACLE_PATH]}
 
 
@@ -313,14 +313,14 @@ def test_untrusted_merge_keeping_mains_oracle_is_allowed(repo: Work) -> None:
     fork(repo)
     old = repo.commit("tighten", {ORACLE_PATH: "tight\n"})
     merge(repo, "feat")
-    assert judge_main(repo, old).decision == rules.ALLOW
+    assert decide_main(repo, old).decision == rules.ALLOW
 
 
 def test_trusted_product_merge_keeping_an_older_oracle_is_a_mixed_commit(repo: Work) -> None:
     fork(repo)
     old = repo.commit("tighten", {ORACLE_PATH: "tight\n"})
     merged = merge(repo, "feat", keep=(ORACLE_PATH,), also={"src/app.py": "fixed\n"})
-    found = rules_of(judge_main(repo, old, ALICE))
+    found = rules_of(decide_main(repo, old, ALICE))
     assert [f.commit for f in found["mixed-commit"]] == [merged]
     assert "evidence-untrusted" not in found
 
@@ -330,14 +330,14 @@ def test_merge_undoing_a_mode_change_is_judged(repo: Work) -> None:
     os.chmod(repo.path / ORACLE_PATH, 0o755)
     old = repo.commit("oracle is a script now")
     merge(repo, "feat", keep=(ORACLE_PATH,))
-    assert "evidence-untrusted" in rules_of(judge_main(repo, old))
+    assert "evidence-untrusted" in rules_of(decide_main(repo, old))
 
 
 def test_merge_shrinking_the_ledger_is_a_rewrite(repo: Work) -> None:
     fork(repo)
     old = repo.commit("freeze", {"tests/freeze.jsonl": "{}\n"})
     merge(repo, "feat", keep=("tests/freeze.jsonl",))
-    found = rules_of(judge_main(repo, old, Identity("ci-bot", "test")))
+    found = rules_of(decide_main(repo, old, Identity("ci-bot", "test")))
     assert "ledger-rewrite" in found
     assert "evidence-untrusted" not in found
 
@@ -348,7 +348,7 @@ def test_merge_of_a_branch_with_its_own_evidence_commit_is_explained(repo: Work)
     fork(repo, "tighten", {ORACLE_PATH: "tight\n"})
     old = repo.commit("product", {"src/app.py": "v2\n"})
     merge(repo, "tighten", also={"src/app.py": "v3\n"})
-    found = rules_of(judge_main(repo, old, ALICE))
+    found = rules_of(decide_main(repo, old, ALICE))
     assert "mixed-commit" not in found
 
 

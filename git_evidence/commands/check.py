@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from git_evidence.checking import judge_range, policy_and_base
+from git_evidence.checking import check_range, policy_and_base
 from git_evidence.context import require_commit
 from git_evidence.git import Git
 from git_evidence.identity import client_identity
@@ -24,7 +24,7 @@ def run(args: argparse.Namespace) -> Report:
             bottom, top = require_commit(git, start or "HEAD"), require_commit(git, end or "HEAD")
         else:
             bottom, top = base, require_commit(git, text)
-        part = judge_range(git, refs, policy, who, bottom, top, text)
-        report.verdicts += part.verdicts
+        part = check_range(git, refs, policy, who, bottom, top, text)
+        report.decisions += part.decisions
         report.notes += part.notes
     return report

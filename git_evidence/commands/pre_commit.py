@@ -58,10 +58,10 @@ def run(args: argparse.Namespace) -> Report:
     )
     # A detached HEAD is on no branch: its holds are reported, as on a feature branch.
     protected = bool(branch) and policy.is_protected(branch)
-    verdict = rules.judge_staged(facts, summary, policy, who, protected=protected)
+    outcome = rules.decide_staged(facts, summary, policy, who, protected=protected)
     problem = _staged_policy_problem(git, changes)
-    verdict.findings += rules.judge_staged_policy(facts, problem, POLICY_FILE)
-    return Report(who, policy, [verdict], staged=True)
+    outcome.findings += rules.decide_staged_policy(facts, problem, POLICY_FILE)
+    return Report(who, policy, [outcome], staged=True)
 
 
 def _broken_policy(

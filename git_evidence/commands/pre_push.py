@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> Report:
             "is not checked before the server does it; `git evidence install` "
             "adds the fetch refspec, then `git fetch`"
         )
-    report = gate.judge(git, updates, policy, view, who)
+    report = gate.decide(git, updates, policy, view, who)
     report.notes = notes
     return report
 

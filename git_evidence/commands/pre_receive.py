@@ -20,7 +20,7 @@ from git_evidence.identity import server_pusher
 from git_evidence.policy import POLICY_FILE, Policy
 from git_evidence.ranges import parse_receive_lines
 from git_evidence.report import Report
-from git_evidence.rules import REJECT, judge_policy_file
+from git_evidence.rules import REJECT, decide_policy_file
 
 
 def run(args: argparse.Namespace) -> Report:
@@ -35,14 +35,14 @@ def run(args: argparse.Namespace) -> Report:
         view = server_view(refs, policy)
         aliases = server_aliases(git, refs, updates)
         updates, notes = judged_refs(updates, aliases, {*view.protected, policy.notes_ref})
-        report = gate.judge(git, updates, policy, view, server_pusher(os.environ))
+        report = gate.decide(git, updates, policy, view, server_pusher(os.environ))
         report.notes = notes + report.notes
-        changed = [v for v in report.verdicts if v.facts.policy_changed]
+        changed = [v for v in report.decisions if v.facts.policy_changed]
         if changed and report.decision != REJECT:
             # Each policy file parses; together they must still give one policy.
             problem = policy_after_push(git, refs, updates)
-            for verdict in changed:
-                verdict.findings += judge_policy_file(verdict.facts, problem, POLICY_FILE)
+            for outcome in changed:
+                outcome.findings += decide_policy_file(outcome.facts, problem, POLICY_FILE)
         return report
     finally:
         budget.stop()

@@ -359,7 +359,7 @@ class _Splitter:
 
 
 def _is_mixed(classes: frozenset[str]) -> bool:
-    # rules.judge_update's `mixed-commit`: evidence beside any non-neutral other class.
+    # rules.decide_update's `mixed-commit`: evidence beside any non-neutral other class.
     return bool(classes & EVIDENCE_CLASSES) and bool(classes & rules.NON_EVIDENCE_SIDE)
 
 

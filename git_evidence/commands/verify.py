@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from git_evidence import lock, manifest
-from git_evidence.checking import judge_range, policy_and_base
+from git_evidence.checking import check_range, policy_and_base
 from git_evidence.context import require_commit
 from git_evidence.disk import worktree_manifest
 from git_evidence.errors import EXIT_ALLOW, EXIT_REFUSE, PREFIX
@@ -67,10 +67,10 @@ def run(args: argparse.Namespace) -> int:
 
     who = client_identity(git.config_bool("evidence.trusted"))
     label = f"{base[:12]}..{rev[:12]}" if base else rev[:12]
-    checked = judge_range(git, refs, policy, who, base, rev, label)
+    checked = check_range(git, refs, policy, who, base, rev, label)
     # A stale lock holds no push unless the policy says so, but verify is the place
     # that says whether bytes match their pin: it fails on it.
-    stale = any(f.rule == "lock-stale" for v in checked.verdicts for f in v.findings)
+    stale = any(f.rule == "lock-stale" for v in checked.decisions for f in v.findings)
     ok = summary is not None and not drift and not stale and checked.exit_code == EXIT_ALLOW
     if args.format == "json":
         print(
