@@ -12,7 +12,7 @@ from git_evidence.context import (
     tracking_ref,
 )
 from git_evidence.freezes import freeze_notes
-from git_evidence.git import Git
+from git_evidence.git import Git, zero_oid
 from git_evidence.identity import Identity
 from git_evidence.policy import Policy
 from git_evidence.ranges import RefUpdate, RefView
@@ -41,7 +41,7 @@ def check_range(
     """``top`` judged as a push that brings what ``bottom`` lacks, as the server would,
     with the freezes in force reported."""
     view = RefView({policy.base: bottom} if bottom else {}, bottom, policy.notes_ref in refs)
-    update = RefUpdate("0" * len(top), top, label)
+    update = RefUpdate(zero_oid(top), top, label)
     report = gate.decide(git, [update], policy, view, who, named_refs=False)
     report.notes += freeze_notes(git, policy, top, bottom)
     return report

@@ -10,8 +10,9 @@ from datetime import datetime, timezone
 
 from git_evidence import ledger
 from git_evidence.git import Git
-from git_evidence.ledger import Freeze, iso
+from git_evidence.ledger import Freeze
 from git_evidence.policy import Policy
+from git_evidence.records import iso_utc
 
 
 def read_ledger(
@@ -101,7 +102,7 @@ def freeze_notes(git: Git, policy: Policy, tip: str, base: str | None) -> list[s
     notes = [
         f"freezes in force: {len(active)}"
         + (
-            " (" + ", ".join(f"{f.test_id} until {iso(f.until)}" for f in active[:5]) + ")"
+            " (" + ", ".join(f"{f.test_id} until {iso_utc(f.until)}" for f in active[:5]) + ")"
             if active
             else ""
         )

@@ -19,7 +19,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from git_evidence.errors import EvidenceError, GitError
 
-ZERO_OIDS = frozenset({"0" * 40, "0" * 64})
+ZERO_OID = "0" * 40  # git's "no object" (SHA-1); a SHA-256 repository's is 64 zeros
+ZERO_OIDS = frozenset({ZERO_OID, "0" * 64})
 
 # Replace refs and grafts let a repository show other objects than the ones a push
 # carries; the gate must judge the real objects (git-replace(1), GIT_NO_REPLACE_OBJECTS).
@@ -50,6 +51,11 @@ _RAW_DIFF = (
 
 def is_zero(oid: str) -> bool:
     return oid in ZERO_OIDS
+
+
+def zero_oid(like: str) -> str:
+    """The zero object id of ``like``'s hash (SHA-1 or SHA-256)."""
+    return "0" * len(like)
 
 
 def blob_id(data: bytes | memoryview, like: str) -> str:

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Collection
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any, NamedTuple
+
+from git_evidence.records import DuplicateKey, iso_utc, no_duplicate_keys
 
 BOM = b"\xef\xbb\xbf"
 REQUIRED: dict[str, tuple[type, ...]] = {
@@ -51,8 +53,8 @@ class Freeze(NamedTuple):
             "runs": self.runs,
             "failures": self.failures,
             "writer": self.writer,
-            "frozen_at": iso(self.frozen_at),
-            "until": iso(self.until),
+            "frozen_at": iso_utc(self.frozen_at),
+            "until": iso_utc(self.until),
             "reason": self.reason,
             "line": self.line,
         }
@@ -68,10 +70,6 @@ class EntryError(ValueError):
     pass
 
 
-def iso(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def parse_time(value: str, field: str) -> datetime:
     text = value[:-1] + "+00:00" if value.endswith("Z") else value
     try:
@@ -81,16 +79,6 @@ def parse_time(value: str, field: str) -> datetime:
     if moment.tzinfo is None or moment.utcoffset() != timedelta(0):
         raise EntryError(f"{field} {value!r} is not in UTC (end it with Z)")
     return moment
-
-
-def no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """``json.loads`` hook: a key given twice is an error, never "the last one wins"."""
-    doc: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in doc:
-            raise EntryError(f"duplicate key {key!r}")
-        doc[key] = value
-    return doc
 
 
 def unsafe_string(doc: Any) -> str | None:
@@ -138,8 +126,8 @@ def parse_entry(raw: bytes, line: int, max_window_hours: int) -> Freeze:
         raise EntryError("byte order mark: the ledger is UTF-8 without BOM")
     try:
         doc = json.loads(text, object_pairs_hook=no_duplicate_keys)
-    except EntryError:
-        raise
+    except DuplicateKey as exc:
+        raise EntryError(str(exc)) from None
     except ValueError as exc:
         raise EntryError(f"not one JSON object: {exc}") from None
     if not isinstance(doc, dict):
@@ -275,11 +263,11 @@ def _entry_in_context(
         why.append(f"writer {entry.writer!r} is not a ledger writer")
     if entry.until <= now:
         why.append(
-            f"the window ended {iso(entry.until)} by the server's clock: an expired "
+            f"the window ended {iso_utc(entry.until)} by the server's clock: an expired "
             "freeze is never added (reproduce the flake again)"
         )
     if entry.frozen_at > now + CLOCK_SKEW:
-        why.append(f"frozen_at {iso(entry.frozen_at)} is in the future by the server's clock")
+        why.append(f"frozen_at {iso_utc(entry.frozen_at)} is in the future by the server's clock")
     if not pin_exists(entry.pin):
         why.append(f"pin {entry.pin[:19]}… is not the digest of any lock")
     return why

@@ -7,20 +7,18 @@ first-parent ancestor."""
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
 from git_evidence.errors import EvidenceError
 from git_evidence.git import Git
-from git_evidence.ledger import no_duplicate_keys
 from git_evidence.manifest import Entry
 from git_evidence.paths import GITLINK_MODE
+from git_evidence.records import canonical_json, digest, no_duplicate_keys
 
 SCHEMA = 1
 CACHE_DIR = "locks-v2"
@@ -108,22 +106,13 @@ def _entry_json(entry: Entry) -> str:
 def pin_digest(canonical: bytes) -> str:
     """The pin digest of a lock record's canonical bytes: what ``lock``, ``show-lock``,
     ``freeze add``, the ledger's pin lookup and ``verify`` all cite."""
-    return "sha256:" + hashlib.sha256(canonical).hexdigest()
-
-
-def canonical_json(doc: Any) -> bytes:
-    """Sorted keys, no spaces, ASCII (non-UTF-8 path bytes survive as escapes)."""
-    return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+    return digest(canonical)
 
 
 class LockInvalid(EvidenceError):
     """A note that is not exactly one valid lock record."""
 
     rule = "lock-invalid"
-
-
-def now_utc() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _invalid(annotated: str, what: str) -> LockInvalid:

@@ -21,11 +21,11 @@ from git_evidence.lock import (
     LockInvalid,
     LockRef,
     note_paths,
-    now_utc,
     previous_lock,
     read_lock,
 )
 from git_evidence.manifest import build_manifest, root_trees, tree_ids
+from git_evidence.records import now_utc
 
 Trees = dict[str, str | None]
 WRITE_ATTEMPTS = 5  # concurrent post-receive hooks each move the notes ref once

@@ -6,8 +6,6 @@ The policy is read from the base revision (or a sealed file named by
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 import sys
 from collections.abc import Mapping, Sequence
@@ -20,6 +18,7 @@ from git_evidence.errors import PolicyError
 from git_evidence.globs import has_wildcard, ref_glob_regex
 from git_evidence.paths import Classifier
 from git_evidence.properties import JudgeConfig, judge_section
+from git_evidence.records import record_digest
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -156,8 +155,7 @@ class Policy:
 
     @property
     def digest(self) -> str:
-        text = json.dumps(self.as_dict(), sort_keys=True, separators=(",", ":"))
-        return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+        return record_digest(self.as_dict())
 
 
 # -- parsing -------------------------------------------------------------------------

@@ -8,11 +8,23 @@ import json
 from datetime import datetime, timezone
 from typing import Any
 
-from git_evidence.ledger import no_duplicate_keys
-
 
 class RecordError(ValueError):
     """Bytes that are not exactly one canonical record."""
+
+
+class DuplicateKey(ValueError):
+    """A JSON object that gives one key twice."""
+
+
+def no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads`` hook: a key given twice is an error, never "the last one wins"."""
+    doc: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in doc:
+            raise DuplicateKey(f"duplicate key {key!r}")
+        doc[key] = value
+    return doc
 
 
 def canonical_json(doc: Any) -> bytes:

@@ -193,7 +193,7 @@ def _push_note_bypassing_the_hook(server: Path, work: Work) -> None:
 
 
 def test_forged_note_pushed_by_a_lock_writer_is_refused(locked: Work) -> None:
-    from git_evidence.lock import canonical_json
+    from git_evidence.records import canonical_json
 
     locked.git("fetch", "-q", "origin", f"+{NOTES}:{NOTES}")
     doc = json.loads(locked.git("notes", f"--ref={NOTES}", "show", "origin/main").stdout)

@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from git_evidence.lock import Lock, LockInvalid, canonical_json, parse_note
+from git_evidence.lock import Lock, LockInvalid, parse_note
 from git_evidence.manifest import Entry
+from git_evidence.records import canonical_json
 
 hexes = st.text(alphabet="0123456789abcdef", min_size=40, max_size=40)
 paths = st.text(min_size=1, max_size=20).filter(lambda p: "\n" not in p)

@@ -23,10 +23,11 @@ from git_evidence.fingerprint import exit_fingerprint, fingerprint
 from git_evidence.freezes import first_added, ledger_bytes, old_kind_lines, read_ledger
 from git_evidence.git import Git
 from git_evidence.identity import server_pusher
-from git_evidence.ledger import Freeze, iso
+from git_evidence.ledger import Freeze
 from git_evidence.policy import Policy
 from git_evidence.progress import Progress
 from git_evidence.properties import JUNIT_PLACEHOLDER
+from git_evidence.records import iso_utc
 from git_evidence.runner import Run
 
 
@@ -130,8 +131,8 @@ def _add(git: Git, policy: Policy, args: argparse.Namespace) -> int:
         "runs": len(runs),
         "failures": failures,
         "writer": writer or "ci",
-        "frozen_at": iso(now),
-        "until": iso(now + timedelta(hours=hours)),
+        "frozen_at": iso_utc(now),
+        "until": iso_utc(now + timedelta(hours=hours)),
     }
     if args.reason:
         entry["reason"] = args.reason
@@ -195,7 +196,7 @@ def _list(
         print(
             json.dumps(
                 {
-                    "now": iso(now),
+                    "now": iso_utc(now),
                     "freezes": [{**f.as_json(), "active": f.active(now)} for f in shown],
                     "problems": [p._asdict() for p in problems],
                 },
@@ -207,7 +208,7 @@ def _list(
         state = "active " if f.active(now) else "expired"
         why = f" — {f.reason}" if f.reason else ""
         print(
-            f"{state} {f.test_id} [{f.fingerprint}] seed {f.seed} until {iso(f.until)} "
+            f"{state} {f.test_id} [{f.fingerprint}] seed {f.seed} until {iso_utc(f.until)} "
             f"({f.failures}/{f.runs} failed){why}"
         )
     for problem in problems:
@@ -237,10 +238,10 @@ def _status(
         if born is not None and f.frozen_at < born:
             said.append(
                 f"{test_id}: the freeze of line {f.line} predates the test "
-                f"({iso(born)}): an added test never inherits an older freeze"
+                f"({iso_utc(born)}): an added test never inherits an older freeze"
             )
             continue
-        said.append(f"{test_id}: frozen until {iso(f.until)} (line {f.line}, seed {f.seed})")
+        said.append(f"{test_id}: frozen until {iso_utc(f.until)} (line {f.line}, seed {f.seed})")
         if f.line in old_kind:
             said.append(
                 f"  its fingerprint {f.fingerprint} is of the old kind (a digest of one "

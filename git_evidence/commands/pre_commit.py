@@ -15,7 +15,7 @@ import os
 from git_evidence import rules
 from git_evidence.context import client_policy
 from git_evidence.errors import PolicyError
-from git_evidence.git import CatFile, Git, is_zero
+from git_evidence.git import ZERO_OID, CatFile, Git, is_zero
 from git_evidence.identity import Identity, client_identity
 from git_evidence.paths import Change
 from git_evidence.policy import POLICY_FILE, parse_policy
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> Report:
         return _broken_policy(git, exc, changes, who)
     commit = CommitDiff(rules.STAGED, len(parents) > 1, changes)
     summary = rules.summarize(commit, policy.classifier())
-    zero = "0" * 40
+    zero = ZERO_OID
     branch = git.run("symbolic-ref", "-q", "HEAD", ok_codes=(0, 1, 128))[1].decode().strip()
     facts = UpdateFacts(
         RefUpdate(zero, zero, branch or "HEAD"),

@@ -15,7 +15,7 @@ import sys
 from git_evidence import gate, rules
 from git_evidence.context import client_policy, client_view
 from git_evidence.errors import PolicyError, UsageError
-from git_evidence.git import Git
+from git_evidence.git import Git, zero_oid
 from git_evidence.identity import client_identity
 from git_evidence.ranges import RefUpdate, parse_push_lines
 from git_evidence.report import Report
@@ -87,4 +87,4 @@ def _from_pre_commit(git: Git) -> tuple[str | None, list[RefUpdate], list[str]]:
         if remote
         else None
     )
-    return remote, [RefUpdate(old or "0" * len(new), new, ref)], [note]
+    return remote, [RefUpdate(old or zero_oid(new), new, ref)], [note]
