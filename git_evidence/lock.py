@@ -2,7 +2,10 @@
 canonical JSON record's bytes (no trailing newline, nothing else), on commits of
 protected branches; the pin digest is ``sha256:`` of those bytes (``pin_digest``, the
 one place it is computed). The lock in force for a commit is the note on its nearest
-first-parent ancestor."""
+first-parent ancestor.
+
+Over 300 lines on purpose: the record's canonical form, strict parsing, lookup and
+cache are one record."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Fold paths and classify them (SPEC §4, §10). Pure: no git, no I/O."""
+"""Fold paths and classify them (SPEC §4, §10). Pure: no git, no I/O.
+
+Over 300 lines on purpose: folding, globs, classes and structural evidence are one classifier."""
 
 from __future__ import annotations
 

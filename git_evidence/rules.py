@@ -1,4 +1,7 @@
-"""Changes → findings → decision (SPEC §6). Pure functions of data: no git here."""
+"""Changes → findings → decision (SPEC §6). Pure functions of data: no git here.
+
+Over 300 lines on purpose: the one rule table (text, hint, fields) and the
+decisions that read it."""
 
 from __future__ import annotations
 

@@ -5,7 +5,10 @@ and ``freeze add``.
 Each run starts in a process group of its own, so a timeout, Ctrl-C or SIGTERM stops
 the command and everything it started (``kill_running``). A run's outcome is its exit
 code and, with JUnit, the map test id → passed/failed/error/skipped; its output's
-sha256 is recorded, never compared."""
+sha256 is recorded, never compared.
+
+Over 300 lines on purpose: process groups, timeouts, interrupts and JUnit are what a
+safe run takes."""
 
 from __future__ import annotations
 

@@ -12,7 +12,8 @@ The classes, in precedence order, and what each one needs:
     flake_frozen     every disagreement is frozen, nothing else failed   (exit 0)
     flake_candidate  one seed gave different outcomes
     accept           every run of every seed passed and agreed        (exit 0)
-"""
+
+Over 300 lines on purpose: the class table, the signals and the record are one concept."""
 
 from __future__ import annotations
 

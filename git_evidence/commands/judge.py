@@ -5,7 +5,9 @@ Evidence first, nothing run: the changes base → candidate are classified and t
 roots of an exported workspace are hashed from disk and compared with the pin. Only a
 candidate that changes no evidence and nothing held has its properties run, each in a
 workspace that shares nothing with the repository's git directory; the lock roots are
-hashed again afterwards. Then one class, one verdict record."""
+hashed again afterwards. Then one class, one verdict record.
+
+Over 300 lines on purpose: the judge's steps in order and the record they make."""
 
 from __future__ import annotations
 
