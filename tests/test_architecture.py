@@ -307,3 +307,18 @@ def test_pre_commit_never_loads_gitpython(
     proc, loaded = _hook(work.path, wrapper, ["pre-commit"], "")
     assert proc.returncode == 0, proc.stderr
     assert not loaded
+
+
+def test_design_notes_list_every_module_once() -> None:
+    rows = [
+        line.split("`")[1]
+        for line in (PROJECT / "docs" / "design.md").read_text(encoding="utf-8").splitlines()
+        if line.startswith("| `")
+    ]
+    modules = sorted(
+        str(path.relative_to(PACKAGE))
+        for path in PACKAGE.glob("*.py")
+        if path.name != "__init__.py"
+    )
+    assert sorted(r for r in rows if r != "commands/*.py") == modules
+    assert rows.count("commands/*.py") == 1
