@@ -290,6 +290,25 @@ class Excluder:
     def __call__(self, path: str) -> bool:
         return self._regex is not None and self._regex.fullmatch(fold_path(path)) is not None
 
+    def among(self, paths: Sequence[str]) -> set[str]:
+        """The excluded ones of ``paths``, as ``__call__`` says. ASCII paths without a
+        backslash (nearly all) are folded in one pass over their joined text."""
+        if self._regex is None or not paths:
+            return set()
+        text = "\0".join(paths)
+        folded: list[str] = []
+        if text.isascii() and "\\" not in text:
+            folded = _TRAILING_EACH.sub("", text.lower()).split("\0")
+        if len(folded) != len(paths):  # not ASCII (or a NUL, which git never lists)
+            folded = [fold_path(path) for path in paths]
+        match = self._regex.fullmatch
+        return {path for path, fold in zip(paths, folded, strict=True) if match(fold)}
+
+
+# fold_path's ASCII case (lower case, no trailing dots or spaces on a component) for
+# NUL-separated paths: a run of dots and spaces before a slash, a NUL or the end.
+_TRAILING_EACH = re.compile(r"[. ]+(?=[/\0]|\Z)")
+
 
 def root_trees(git: Git, rev: str, roots: Sequence[str]) -> dict[str, str | None]:
     """Each root's tree id at ``rev``; None where the root is missing, and the object
@@ -314,47 +333,86 @@ def build_manifest(
     progress: Callable[[int, int], None] | None = None,
     trees: Mapping[str, str | None] | None = None,
 ) -> tuple[dict[str, str | None], dict[str, Entry]]:
-    """The trees and files of ``rev`` under ``roots``. Roots whose tree equals the
-    previous lock's are copied from it; blobs it already hashed are not read again."""
+    """The trees and files of ``rev`` under ``roots``.
+
+    From a previous lock: a root whose tree equals the lock's is copied from it; a root
+    whose tree changed is the lock's files with what ``git diff-tree`` reports between
+    the two trees applied (git reads only the subtrees whose ids differ, so a re-pin
+    after one changed file lists one directory, not 10,000 files); blobs the lock
+    already hashed are not read again. Other roots are listed with ``ls-tree``. Only
+    listed or changed paths go through the exclusions: a path unchanged since the
+    previous lock keeps the place it has there (as a whole unchanged root always did)."""
     trees = dict(trees) if trees is not None else root_trees(git, rev, roots)
     files: dict[str, Entry] = {}
-    to_list = []
+    copied: list[str] = []  # roots taken from the previous lock (then patched)
+    patches: list[tuple[str, list[tuple[str, str, str, str]]]] = []
+    to_list: list[str] = []
     for root in roots:
-        same = (
-            previous is not None
-            and trees[root] is not None
-            and previous.trees.get(root) == trees[root]
-        )
-        if same:
-            assert previous is not None
-            prefix = root + "/"
-            files.update(
-                (p, e) for p, e in previous.files.items() if p == root or p.startswith(prefix)
-            )
-        elif trees[root] is not None:
+        new = trees[root]
+        old = previous.trees.get(root) if previous is not None else None
+        if new is None:
+            continue
+        if old == new:
+            copied.append(root)
+        elif old is not None and _is_tree(old) and _is_tree(new):
+            try:
+                patches.append((root, git.changed_files(old, new)))
+                copied.append(root)
+            except GitError:  # the lock names a tree this repository lacks
+                to_list.append(root)
+        else:
             to_list.append(root)
-    known: dict[str, Entry] = {}
-    if previous is not None:
-        known = {e.blob: e for e in previous.files.values() if e.mode != GITLINK_MODE}
+    if copied:
+        assert previous is not None
+        exact = set(copied)  # a root that is itself a file (or link) in both
+        under = tuple(root + "/" for root in copied)
+        files.update((p, e) for p, e in previous.files.items() if p.startswith(under) or p in exact)
     excluded = Excluder(exclude)
-    pending: dict[str, list[tuple[str, str]]] = {}
+    listed: list[tuple[str, str, str]] = []  # (mode, object id, path) to record
+    for root, changes in patches:
+        # Deletions first: a file replaced by a directory (or the reverse) is reported
+        # as a deletion and additions of the same paths.
+        for status, _, _, path in changes:
+            if status == "D":
+                files.pop(f"{root}/{path}", None)
+        for status, mode, oid, path in changes:
+            if status != "D":
+                listed.append((mode, oid, f"{root}/{path}"))
     if to_list:
-        for mode, oid, path in git.ls_tree(rev, to_list):
-            if excluded(path):
-                continue
-            if mode == GITLINK_MODE:
-                files[path] = Entry(mode, oid)
-            elif oid in known:
-                old = known[oid]
-                files[path] = Entry(mode, oid, old.size, old.sha256, old.lfs)
-            else:
-                pending.setdefault(oid, []).append((mode, path))
+        listed.extend(git.ls_tree(rev, to_list))
+    known: dict[str, Entry] | None = None
+    pending: dict[str, list[tuple[str, str]]] = {}
+    dropped = excluded.among([path for _, _, path in listed])
+    for mode, oid, path in listed:
+        if path in dropped:
+            files.pop(path, None)
+            continue
+        if mode == GITLINK_MODE:
+            files[path] = Entry(mode, oid)
+            continue
+        if known is None:
+            known = {} if previous is None else _hashes(previous)
+        old_entry = known.get(oid)
+        if old_entry is not None:
+            files[path] = Entry(mode, oid, old_entry.size, old_entry.sha256, old_entry.lfs)
+        else:
+            pending.setdefault(oid, []).append((mode, path))
     hashed = hash_blobs(git, list(pending), progress)
     for oid, users in pending.items():
         got = hashed[oid]
         for mode, path in users:
             files[path] = Entry(mode, oid, got.size, got.sha256, got.lfs)
     return trees, dict(sorted(files.items()))
+
+
+def _is_tree(recorded: str) -> bool:
+    """A root's recorded id names a tree (``tree_ids`` prefixes anything else)."""
+    return ":" not in recorded
+
+
+def _hashes(lock: Lock) -> dict[str, Entry]:
+    """Blob id → an entry of ``lock`` with that blob (its size and hashes)."""
+    return {e.blob: e for e in lock.files.values() if e.mode != GITLINK_MODE}
 
 
 class Drift(NamedTuple):
