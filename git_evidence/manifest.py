@@ -179,7 +179,8 @@ class BlobReader:
     pays a wake-up and a read per object (most of a cold lock's time, profiled). So the
     pipe is widened to a mebibyte where Linux allows it, and a read that follows a
     short one waits a millisecond for git to fill it: a few dozen reads for 10 MB
-    instead of thousands, and git never blocks (it fills a mebibyte in about 5 ms)."""
+    instead of thousands. git fills a mebibyte in about 5 ms; when a nap lets it fill
+    half the pipe (a busy machine oversleeps), the reader stops napping."""
 
     CHUNK = 1 << 20
     NAP = 0.001  # seconds
@@ -202,12 +203,17 @@ class BlobReader:
             buf[: end - start] = buf[start:end]  # equal lengths: no resize
             start, end = 0, end - start
         while end - start < need:
-            if self._short:
+            napped = self._short
+            if napped:
                 time.sleep(self.NAP)
             got = self._stream.readinto1(self._view[end:])
             if not got:
                 raise _cat_file_error(b"the object stream ended early")
             end += got
+            if napped and got >= self.CHUNK // 2:
+                # git filled half the pipe meanwhile: on a busy machine a nap lasts
+                # longer than asked, and git would wait on a full pipe. No more naps.
+                self._nap = False
             self._short = self._nap and got < self.SHORT
         self._start, self._end = start, end
 
