@@ -15,9 +15,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from git_evidence import lock, manifest
-from git_evidence.commands.check import judge_range, policy_and_base
 from git_evidence.commands.freeze import freeze_notes
-from git_evidence.context import require_commit
+from git_evidence.context import policy_at, require_commit
 from git_evidence.errors import EXIT_ALLOW, EXIT_REFUSE
 from git_evidence.git import Git
 from git_evidence.identity import client_identity
@@ -30,9 +29,16 @@ from git_evidence.report import Report, show_path, to_json, to_text
 def run(args: argparse.Namespace) -> int:
     git = Git()
     rev = lock.resolve_commit(git, args.rev) or require_commit(git, args.rev)
-    # With --base the policy is read there: the refs are needed only to judge a range.
-    refs = None if args.base else git.refs()
-    policy, base = policy_and_base(git, refs or {}, args.base)
+    refs: dict[str, str] | None = None
+    base: str | None
+    if args.base:  # the policy is read there: no refs to list unless a range is judged
+        base = require_commit(git, args.base)
+        policy = policy_at(git, base)
+    else:
+        from git_evidence.commands.check import policy_and_base
+
+        refs = git.refs()
+        policy, base = policy_and_base(git, refs, None)
 
     # One batch-check: REV's own note, whether there are notes at all, REV's roots.
     spots = lock.note_paths(policy.notes_ref, rev)
@@ -86,6 +92,9 @@ def run(args: argparse.Namespace) -> int:
         checked = Report(who, policy, notes=[f"{label}: nothing to judge ({rev[:12]} is the base)"])
         checked.notes += freeze_notes(git, policy, rev, base)
     else:
+        # The judging machinery is imported only when there is a range to judge.
+        from git_evidence.commands.check import judge_range
+
         checked = judge_range(
             git, refs if refs is not None else git.refs(), policy, who, base, rev, label
         )
