@@ -55,6 +55,9 @@ def judge(
     finally:
         if collecting:
             gc.enable()
+    # Rows were classified by their raw bytes, each distinct path once; what follows
+    # asks by name (the classifier's own cache), so the raw keys can go.
+    classifier.plain_classes.clear()
     settle_plans(plans)
     with CatFile(git) as cat:
         PROGRESS.stage = "comparing each base with its new tip"

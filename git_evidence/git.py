@@ -335,7 +335,15 @@ class Git:
         """Yield raw NUL-separated tokens of ``git diff-tree --stdin`` for every commit
         that the ``rev-list`` argument lists in ``revlists`` select (each commit once);
         ``members[i]`` receives the commit ids of ``revlists[i]`` (boundary commits,
-        with ``--boundary``, as ``-<oid>``; they are not diffed).
+        with ``--boundary``, as ``-<oid>``; they are not diffed)."""
+        for chunk in self.diff_tree_chunks(revlists, members):
+            yield from chunk
+
+    def diff_tree_chunks(
+        self, revlists: Sequence[Sequence[str]], members: Sequence[list[str]]
+    ) -> Iterator[list[bytes]]:
+        """``diff_tree_stream``'s tokens a list at a time (every whole token of one
+        read), so a reader loops over lists instead of resuming a generator per token.
 
         One ``diff-tree`` process serves the whole push; a feeder thread streams the
         commit ids from ``rev-list`` into it while this generator parses the output.
@@ -396,9 +404,9 @@ class Git:
             chunk = diff.stdout.read(1 << 16)
             if not chunk:
                 break
-            parts = (rest + chunk).split(b"\0")
+            parts = (rest + chunk).split(b"\0") if rest else chunk.split(b"\0")
             rest = parts.pop()
-            yield from parts
+            yield parts
         feeder.join()
         stderr = diff.stderr.read() if diff.stderr else b""
         if diff.wait() != 0:
@@ -406,7 +414,7 @@ class Git:
         if errors:
             raise errors[0]
         if rest:
-            yield rest
+            yield [rest]
 
     def diff_trees(self, old: str, new: str) -> list[bytes]:
         """The raw changes between two tree-ish (no header), as NUL-separated tokens."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
@@ -161,17 +162,44 @@ class CommitSummary(NamedTuple):
     kept: tuple[str, ...] = ()
 
 
+# Classes whose plain rows are read past their path (status, mode, blob ids).
+_WATCHED = EVIDENCE_CLASSES | {paths.TEST}
 # Commits share a handful of class combinations: one frozenset object each.
 _CLASS_SETS: dict[tuple[str, ...], frozenset[str]] = {}
 
 
 def summarize(commit: CommitDiff, classifier: Classifier, ledger_path: str = "") -> CommitSummary:
-    """``ledger_path`` (folded): changes to it keep their blob ids for the ledger checks."""
+    """``ledger_path`` (folded): changes to it keep their blob ids for the ledger checks.
+
+    Plain rows come raw (``commit.rows``): each is looked up by its path's bytes, so a
+    path the push names again costs one dict lookup, and only test and evidence rows
+    have their row read further."""
     by_class: dict[str, list[str]] = {}
     added: list[str] = []
     changed: list[str] = []
     ledger: list[tuple[str, str, str, str]] = []
     values: list[tuple[str, str, str]] = []
+    if commit.rows:
+        known = classifier.plain_classes
+        classify = classifier.classify_plain
+        rows = iter(commit.rows)
+        for meta, raw in zip(rows, rows, strict=True):
+            path, klass = known.get(raw) or classify(raw)
+            listed = by_class.get(klass)
+            if listed is None:
+                by_class[klass] = [path]
+            else:
+                listed.append(path)
+            if klass in _WATCHED:
+                # `:<old mode> <new mode> <old id> <new id> <status>`
+                _, new_mode, old_oid, new_oid, letters = meta.decode().split(" ")
+                status = letters[:1]
+                if klass == paths.TEST:
+                    (added if status == "A" else changed).append(path)
+                    continue
+                values.append((path, sys.intern(new_mode), new_oid))
+                if klass == paths.LEDGER and fold_path(path) == ledger_path:
+                    ledger.append((status, old_oid, new_oid, path))
     for change in commit.changes:
         klass = classifier.classify_change(change).klass
         by_class.setdefault(klass, []).append(change.path)
@@ -186,7 +214,7 @@ def summarize(commit: CommitDiff, classifier: Classifier, ledger_path: str = "")
     return CommitSummary(
         commit.oid,
         commit.merge,
-        tuple((k, tuple(v)) for k, v in by_class.items()),
+        tuple([(k, tuple(v)) for k, v in by_class.items()]),
         classes,
         tuple(added),
         tuple(changed),
