@@ -346,18 +346,11 @@ def judge_update(
     verdict = UpdateVerdict(facts, findings, judged=True)
     base = (facts.base or "<base>")[:12]
     present = frozenset().union(*(commit.classes for commit in commits))
-    # Collect paths only for classes a finding can list: a product-only push of
-    # 20,000 commits then costs one pass over 20,000 small sets.
-    wanted = set(EVIDENCE_CLASSES | NON_EVIDENCE_SIDE) if present & EVIDENCE_CLASSES else set()
-    if policy.other_path != ALLOW:
-        wanted.add(paths.OTHER)
-    union: dict[str, dict[str, None]] = {}
     added: dict[str, None] = {}
     changed: dict[str, None] = {}
     kept: dict[str, None] = {}
     for commit in commits:
-        classes = commit.classes
-        if classes & EVIDENCE_CLASSES and classes & NON_EVIDENCE_SIDE:
+        if _mixes(commit.classes):
             findings.append(
                 _finding(
                     "mixed-commit",
@@ -368,13 +361,13 @@ def judge_update(
                     base=base,
                 )
             )
-        if classes & wanted:
-            for klass, found in commit.by_class:
-                if klass in wanted:
-                    union.setdefault(klass, {}).update(dict.fromkeys(found))
-        added.update(dict.fromkeys(commit.added_tests))
-        changed.update(dict.fromkeys(commit.changed_tests))
-        kept.update(dict.fromkeys(commit.kept))
+        if commit.added_tests:
+            added.update(dict.fromkeys(commit.added_tests))
+        if commit.changed_tests:
+            changed.update(dict.fromkeys(commit.changed_tests))
+        if commit.kept:
+            kept.update(dict.fromkeys(commit.kept))
+    union = _union(commits, _listed_classes(present, bool(findings), policy, who))
     evidence = present & EVIDENCE_CLASSES
     # The split trick: no single commit mixes, the range does. (A range whose mix is
     # one mixed commit already has its finding.)
@@ -427,6 +420,49 @@ def judge_update(
                 _finding(rule, ref, found={klass: list(listed)}, message=what, decision=decision)
             )
     return verdict
+
+
+def _mixes(classes: frozenset[str]) -> bool:
+    """Evidence beside a non-neutral non-evidence class (one answer per class set:
+    commits share a handful of them)."""
+    hit = _MIXES.get(classes)
+    if hit is None:
+        hit = _MIXES[classes] = bool(classes & EVIDENCE_CLASSES and classes & NON_EVIDENCE_SIDE)
+    return hit
+
+
+_MIXES: dict[frozenset[str], bool] = {}
+
+
+def _listed_classes(
+    present: frozenset[str], mixed: bool, policy: Policy, who: Identity
+) -> frozenset[str]:
+    """The classes whose paths over the range a finding may list: all of a mix when
+    the split trick may fire (``mixed-range``), the evidence unless the pusher may
+    write it all, and the paths in no class when they are not allowed. A push of
+    20,000 product commits then collects no path at all."""
+    evidence = present & EVIDENCE_CLASSES
+    wanted: set[str] = set()
+    if evidence and not mixed and not who.evidence_writer(policy):
+        wanted |= EVIDENCE_CLASSES | NON_EVIDENCE_SIDE
+    if not (who.evidence_writer(policy) and who.ledger_writer(policy)):
+        wanted |= evidence
+    if policy.other_path != ALLOW:
+        wanted.add(paths.OTHER)
+    return present & wanted
+
+
+def _union(commits: Sequence[CommitSummary], wanted: frozenset[str]) -> dict[str, dict[str, None]]:
+    """The paths of the ``wanted`` classes over ``commits``, each once, in order."""
+    union: dict[str, dict[str, None]] = {}
+    if not wanted:
+        return union
+    for commit in commits:
+        if commit.classes & wanted:
+            for klass, found in commit.by_class:
+                if klass in wanted:
+                    union.setdefault(klass, {}).update(dict.fromkeys(found))
+    return union
 
 
 def _mix_message(commit: CommitSummary) -> str:
