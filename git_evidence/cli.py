@@ -31,6 +31,22 @@ def _add_format(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _count(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a number of findings (0: all), not {text!r}")
+    return int(text)
+
+
+def _add_max_findings(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--max-findings",
+        type=_count,
+        metavar="N",
+        help="text: show the first N findings in full and count the rest per rule "
+        "(default: git config evidence.maxFindings, else 20; 0: all); JSON lists all",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="git evidence",
@@ -59,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="judge as this pusher name against the policy's identities",
     )
     _add_format(p)
+    _add_max_findings(p)
 
     p = sub.add_parser("classify", help="print each path's class and the glob that matched")
     p.add_argument("paths", nargs="+", metavar="PATH")
@@ -85,12 +102,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("remote", nargs="?", help="remote name (from git)")
     p.add_argument("url", nargs="?", help="remote URL (from git)")
     _add_format(p)
+    _add_max_findings(p)
 
     p = sub.add_parser(
         "pre-receive",
         help="server hook: judge every ref update of a push (stdin: <old> <new> <ref>)",
     )
     _add_format(p)
+    _add_max_findings(p)
 
     p = sub.add_parser(
         "post-receive", help="server hook: pin the lock on new tips of protected branches"
@@ -314,12 +333,15 @@ def _error_identity(args: argparse.Namespace) -> Identity:
 
 
 def _emit(report: Report, fmt: str, stream: TextIO) -> None:
-    from git_evidence.report import to_json, to_text
+    from git_evidence.report import WIDTH, to_json, to_text
 
-    text = to_json(report) + "\n" if fmt == "json" else to_text(report)
-    if fmt == "text" and os.environ.get("GL_ID") and stream is sys.stderr:
-        # GitLab shows a hook's message to the pusher only on lines with this prefix.
-        text = "".join(f"GL-HOOK-ERR: {line}" for line in text.splitlines(keepends=True))
+    gitlab = fmt == "text" and bool(os.environ.get("GL_ID")) and stream is sys.stderr
+    # GitLab shows a hook's message to the pusher only on lines with this prefix; the
+    # lines are narrower by as much, so that they still fit 80 columns under `remote: `.
+    prefix = "GL-HOOK-ERR: " if gitlab else ""
+    text = to_json(report) + "\n" if fmt == "json" else to_text(report, width=WIDTH - len(prefix))
+    if prefix:
+        text = "".join(f"{prefix}{line}" for line in text.splitlines(keepends=True))
     stream.write(text)
 
 

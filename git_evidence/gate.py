@@ -25,6 +25,8 @@ from git_evidence.ranges import (
 )
 from git_evidence.report import Report
 
+MAX_FINDINGS_KEY = "evidence.maxFindings"
+
 
 def judge(
     git: Git,
@@ -98,6 +100,27 @@ def judge(
                 problems = ledgercheck.ledger_problems(git, cat, facts, touched, policy, pins)
                 verdict.findings += rules.judge_ledger(facts, problems, policy.ledger_path)
     return Report(who, policy, verdicts)
+
+
+def show_findings(git: Git, report: Report, given: int | None) -> None:
+    """How many findings the text report shows in full: ``--max-findings N``, else
+    ``git config evidence.maxFindings`` (for hooks, which take no options; read only
+    when some limit could hide a finding), else the default. 0 shows all."""
+    if given is not None:
+        report.max_findings = given
+        return
+    if sum(len(v.findings) for v in report.verdicts) <= 1:
+        return
+    value = git.config_get(MAX_FINDINGS_KEY)
+    if value is None:
+        return
+    if value.strip().isdigit():
+        report.max_findings = int(value)
+    else:
+        report.notes.append(
+            f"git config {MAX_FINDINGS_KEY} is {value!r}, not a number of findings: "
+            f"showing {report.max_findings} (0 shows all)"
+        )
 
 
 def _endpoint(
