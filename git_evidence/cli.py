@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from git_evidence import __version__
+from git_evidence import __version__, budget
 
 # Only argparse and the error types load before a command is chosen: `--help` and the
 # non-judging commands do not pay for the judging machinery.
@@ -284,13 +284,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     fmt = getattr(args, "format", "text")
     hook = args.command in HOOKS
     out = sys.stderr if hook else sys.stdout
+    writing = False
     try:
         result = _command(args.command)(args)
         if isinstance(result, int):
             return result
+        # An armed time budget (pre-receive) also bounds rendering and writing.
+        budget.PROGRESS.stage = "writing the report"
+        writing = True
         _emit(result, fmt, out)
         return result.exit_code
     except EvidenceError as exc:
+        budget.stop()
+        if writing:  # the budget cut the report short, maybe in the middle of a line
+            out.write("\n")
         from git_evidence.rules import RULES
 
         fix = exc.fix or RULES.get(exc.rule, ("", ""))[1]
@@ -306,9 +313,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{PREFIX}: {exc.rule}: {exc.message}\n  To fix: {fix}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
+        budget.stop()
         print(f"{PREFIX}: interrupted; nothing was allowed", file=sys.stderr)
         return EXIT_ERROR
     except Exception as exc:  # a hook never shows a raw traceback, never allows
+        budget.stop()
         log = _save_trace()
         print(
             f"{PREFIX}: internal error, refusing: {type(exc).__name__}: {exc}\n"
@@ -316,6 +325,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_ERROR
+    finally:
+        budget.stop()
 
 
 def _error_identity(args: argparse.Namespace) -> Identity:

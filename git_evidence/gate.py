@@ -49,7 +49,8 @@ def judge(
     try:
         ledger_path = fold_path(policy.ledger_path)
         PROGRESS.stage = "diffing the pushed commits"
-        PROGRESS.listed = lambda: sum(len(p.commits) for p in plans)
+        # Ranges of one push overlap; boundary commits (`-<oid>`) are not judged.
+        PROGRESS.listed = lambda: len({c for p in plans for c in p.commits if c[:1] != "-"})
         summaries = {}
         for commit in stream_commits(git, plans):
             summaries[commit.oid] = rules.summarize(commit, classifier, ledger_path)
