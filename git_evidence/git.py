@@ -367,28 +367,33 @@ class Git:
 
         def feed() -> None:
             assert diff.stdin is not None
-            seen: set[str] = set()
+            seen: set[bytes] = set()
             try:
+                # Read every list whole first: diff-tree takes them far slower than
+                # rev-list gives them, and a rev-list left blocked on a full pipe would
+                # hold its memory (the mapped pack) to the end of the push. The members
+                # are then complete while the commits are diffed (the time budget's
+                # refusal says how many of them were judged).
+                listings = []
                 for args, member in zip(revlists, members, strict=False):
-                    # Read the whole list first: diff-tree takes it far slower than
-                    # rev-list gives it, and a rev-list left blocked on a full pipe would
-                    # hold its memory (the mapped pack) to the end of the push.
                     lister = self.popen("rev-list", *args, "--", buffered=True)
                     listed, stderr = lister.communicate()
                     if lister.returncode != 0:
                         raise GitError(["git", "rev-list", *args], lister.returncode, b"", stderr)
-                    # Ranges of one push overlap (two branches off one base): each
-                    # commit is diffed once. A single range needs no bookkeeping.
-                    dedup = len(revlists) > 1
-                    for line in listed.splitlines(keepends=True):
-                        oid = sys.intern(line.rstrip(b"\n").decode())
-                        member.append(oid)
-                        if oid.startswith("-"):  # --boundary: excluded, not judged
+                    lines = listed.splitlines(keepends=True)
+                    member.extend([sys.intern(line.rstrip(b"\n").decode()) for line in lines])
+                    listings.append(lines)
+                # Ranges of one push overlap (two branches off one base): each
+                # commit is diffed once. A single range needs no bookkeeping.
+                dedup = len(revlists) > 1
+                for lines in listings:
+                    for line in lines:
+                        if line.startswith(b"-"):  # --boundary: excluded, not judged
                             continue
                         if dedup:
-                            if oid in seen:
+                            if line in seen:
                                 continue
-                            seen.add(oid)
+                            seen.add(line)
                         diff.stdin.write(line)
             except BaseException as exc:  # handed to the reading thread
                 errors.append(exc)
