@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, TextIO, cast
 
-from git_evidence import __version__, console
+from git_evidence import __version__, budget, console
 
 # Only argparse and the error types load before a command is chosen: `--help` and the
 # non-judging commands do not pay for the judging machinery.
@@ -49,6 +49,22 @@ REV_HELP = "a commit: a hash, branch, tag or any revision git understands (defau
 def _add_format(parser: argparse.ArgumentParser) -> None:
     """``--format text|json``, for a command that renders its own JSON."""
     add_format(parser)
+
+
+def _count(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a number of findings (0: all), not {text!r}")
+    return int(text)
+
+
+def _add_max_findings(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--max-findings",
+        type=_count,
+        metavar="N",
+        help="text: show the first N findings in full and count the rest per rule "
+        "(default: git config evidence.maxFindings, else 20; 0: all); JSON lists all",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -91,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="judge as this pusher name against the policy's identities",
     )
     _add_format(p)
+    _add_max_findings(p)
 
     p = sub.add_parser(
         "classify",
@@ -138,6 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("remote", nargs="?", help="remote name (from git)")
     p.add_argument("url", nargs="?", help="remote URL (from git)")
     _add_format(p)
+    _add_max_findings(p)
 
     p = sub.add_parser(
         "pre-receive",
@@ -146,6 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
         "refs; a refusal refuses the whole push. Report on stderr.",
     )
     _add_format(p)
+    _add_max_findings(p)
 
     p = sub.add_parser(
         "post-receive",
@@ -421,12 +440,20 @@ def _main(words: list[str]) -> int:
     except BrokenPipeError:
         raise
     except EvidenceError as exc:
+        writing = budget.PROGRESS.stage == "writing the report"
+        budget.stop()
+        if writing and args.command in HOOKS:  # the budget may have cut a line short
+            sys.stderr.write("\n")
         return _failed(exc, args, fmt)
     except KeyboardInterrupt:
+        budget.stop()
         console.say("interrupted; nothing was allowed")
         return EXIT_ERROR
     except Exception as exc:  # a hook never shows a raw traceback, never allows
+        budget.stop()
         return _crashed(exc, args, fmt)
+    finally:
+        budget.stop()
 
 
 def _parse(words: list[str]) -> argparse.Namespace:
@@ -478,6 +505,8 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
         code = result
     else:
         code = result.exit_code
+        # An armed time budget (pre-receive) also bounds rendering and writing.
+        budget.PROGRESS.stage = "writing the report"
         _emit(result, fmt, sys.stderr if hook else sys.stdout)
     if wrap:  # a command that renders only text: its lines and exit status, as JSON
         print(json.dumps({"exit": code, "output": lines}, indent=1))
@@ -588,10 +617,14 @@ def _error_identity(args: argparse.Namespace) -> Identity:
 
 
 def _emit(report: Report, fmt: str, stream: TextIO) -> None:
-    from git_evidence.report import to_json, to_text
+    from git_evidence.report import WIDTH, to_json, to_text
 
-    text = to_json(report) + "\n" if fmt == "json" else to_text(report)
-    if fmt == "text" and stream is sys.stderr:
+    pushed = fmt == "text" and stream is sys.stderr and console.gitlab()
+    # GitLab shows a hook's message to the pusher only on lines with its prefix; the
+    # lines are narrower by as much, so that they still fit 80 columns under `remote: `.
+    narrower = len(console.GITLAB_PREFIX) if pushed else 0
+    text = to_json(report) + "\n" if fmt == "json" else to_text(report, width=WIDTH - narrower)
+    if pushed:
         text = console.for_pusher(text)
     stream.write(text)
 

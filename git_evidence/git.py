@@ -390,7 +390,15 @@ class Git:
         """Yield raw NUL-separated tokens of ``git diff-tree --stdin`` for every commit
         that the ``rev-list`` argument lists in ``revlists`` select (each commit once);
         ``members[i]`` receives the commit ids of ``revlists[i]`` (boundary commits,
-        with ``--boundary``, as ``-<oid>``; they are not diffed).
+        with ``--boundary``, as ``-<oid>``; they are not diffed)."""
+        for chunk in self.diff_tree_chunks(revlists, members):
+            yield from chunk
+
+    def diff_tree_chunks(
+        self, revlists: Sequence[Sequence[str]], members: Sequence[list[str]]
+    ) -> Iterator[list[bytes]]:
+        """``diff_tree_stream``'s tokens a list at a time (every whole token of one
+        read), so a reader loops over lists instead of resuming a generator per token.
 
         One ``diff-tree`` process serves the whole push; a feeder thread streams the
         commit ids from ``rev-list`` into it while this generator parses the output.
@@ -414,28 +422,33 @@ class Git:
 
         def feed() -> None:
             assert diff.stdin is not None
-            seen: set[str] = set()
+            seen: set[bytes] = set()
             try:
+                # Read every list whole first: diff-tree takes them far slower than
+                # rev-list gives them, and a rev-list left blocked on a full pipe would
+                # hold its memory (the mapped pack) to the end of the push. The members
+                # are then complete while the commits are diffed (the time budget's
+                # refusal says how many of them were judged).
+                listings = []
                 for args, member in zip(revlists, members, strict=False):
-                    # Read the whole list first: diff-tree takes it far slower than
-                    # rev-list gives it, and a rev-list left blocked on a full pipe would
-                    # hold its memory (the mapped pack) to the end of the push.
                     lister = self.popen("rev-list", *args, "--", buffered=True)
                     listed, stderr = lister.communicate()
                     if lister.returncode != 0:
                         raise GitError(["git", "rev-list", *args], lister.returncode, b"", stderr)
-                    # Ranges of one push overlap (two branches off one base): each
-                    # commit is diffed once. A single range needs no bookkeeping.
-                    dedup = len(revlists) > 1
-                    for line in listed.splitlines(keepends=True):
-                        oid = sys.intern(line.rstrip(b"\n").decode())
-                        member.append(oid)
-                        if oid.startswith("-"):  # --boundary: excluded, not judged
+                    lines = listed.splitlines(keepends=True)
+                    member.extend([sys.intern(line.rstrip(b"\n").decode()) for line in lines])
+                    listings.append(lines)
+                # Ranges of one push overlap (two branches off one base): each
+                # commit is diffed once. A single range needs no bookkeeping.
+                dedup = len(revlists) > 1
+                for lines in listings:
+                    for line in lines:
+                        if line.startswith(b"-"):  # --boundary: excluded, not judged
                             continue
                         if dedup:
-                            if oid in seen:
+                            if line in seen:
                                 continue
-                            seen.add(oid)
+                            seen.add(line)
                         diff.stdin.write(line)
             except BaseException as exc:  # handed to the reading thread
                 errors.append(exc)
@@ -451,9 +464,9 @@ class Git:
             chunk = diff.stdout.read(1 << 16)
             if not chunk:
                 break
-            parts = (rest + chunk).split(b"\0")
+            parts = (rest + chunk).split(b"\0") if rest else chunk.split(b"\0")
             rest = parts.pop()
-            yield from parts
+            yield parts
         feeder.join()
         stderr = diff.stderr.read() if diff.stderr else b""
         if diff.wait() != 0:
@@ -461,7 +474,7 @@ class Git:
         if errors:
             raise errors[0]
         if rest:
-            yield rest
+            yield [rest]
 
     def diff_trees(self, old: str, new: str) -> list[bytes]:
         """The raw changes between two tree-ish (no header), as NUL-separated tokens."""

@@ -226,4 +226,3 @@ def write_notes(
         )
     for lock, blob in zip(locks, blobs, strict=True):
         cache.put(blob, lock)
-

@@ -36,6 +36,7 @@ def run(args: argparse.Namespace) -> Report:
         part = judge_range(git, refs, policy, who, bottom, top, text)
         report.verdicts += part.verdicts
         report.notes += part.notes
+    gate.show_findings(git, report, args.max_findings)
     return report
 
 
