@@ -6,7 +6,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Sequence
 
-from git_evidence import ledgercheck, lockcheck, rules
+from git_evidence import ledgercheck, lockcheck, quota, quotacheck, rules
 from git_evidence.budget import PROGRESS
 from git_evidence.git import CatFile, Git
 from git_evidence.identity import Identity
@@ -43,11 +43,12 @@ def judge(
     gc.disable()
     try:
         ledger_path = fold_path(policy.ledger_path)
+        quota_path = fold_path(policy.quota_path)
         PROGRESS.stage = "diffing the pushed commits"
         PROGRESS.listed = lambda: sum(len(p.commits) for p in plans)
         summaries = {}
         for commit in stream_commits(git, plans):
-            summaries[commit.oid] = rules.summarize(commit, classifier, ledger_path)
+            summaries[commit.oid] = rules.summarize(commit, classifier, ledger_path, quota_path)
             PROGRESS.commits += 1
     finally:
         if collecting:
@@ -71,6 +72,10 @@ def judge(
             if touched:
                 problems = ledgercheck.ledger_problems(git, cat, facts, touched, policy, pins)
                 verdict.findings += rules.judge_ledger(facts, problems, policy.ledger_path)
+            spent = [(c, change) for c in facts.commits for change in summaries[c].quota]
+            if spent:
+                faults = quotacheck.quota_problems(git, cat, facts, spent, policy, who)
+                verdict.findings += quota.judge_quota(facts, faults, policy.quota_path)
     return Report(who, policy, verdicts)
 
 

@@ -147,25 +147,35 @@ class CommitSummary(NamedTuple):
     changed_tests: tuple[str, ...] = ()
     # (status, old blob, new blob, path) of each change to the freeze ledger
     ledger: tuple[tuple[str, str, str, str], ...] = ()
+    # the same for the retry quota (SPEC §12), append-only like the ledger
+    quota: tuple[tuple[str, str, str, str], ...] = ()
 
 
 # Commits share a handful of class combinations: one frozenset object each.
 _CLASS_SETS: dict[tuple[str, ...], frozenset[str]] = {}
 
 
-def summarize(commit: CommitDiff, classifier: Classifier, ledger_path: str = "") -> CommitSummary:
-    """``ledger_path`` (folded): changes to it keep their blob ids for the ledger checks."""
+def summarize(
+    commit: CommitDiff, classifier: Classifier, ledger_path: str = "", quota_path: str = ""
+) -> CommitSummary:
+    """``ledger_path`` and ``quota_path`` (folded): changes to them keep their blob ids
+    for the append-only checks."""
     by_class: dict[str, list[str]] = {}
     added: list[str] = []
     changed: list[str] = []
     ledger: list[tuple[str, str, str, str]] = []
+    quota: list[tuple[str, str, str, str]] = []
     for change in commit.changes:
         klass = classifier.classify_change(change).klass
         by_class.setdefault(klass, []).append(change.path)
         if klass == paths.TEST:
             (added if change.status == "A" else changed).append(change.path)
-        elif klass == paths.LEDGER and fold_path(change.path) == ledger_path:
-            ledger.append((change.status, *change.object_ids(), change.path))
+        elif klass == paths.LEDGER:
+            folded = fold_path(change.path)
+            if folded == ledger_path:
+                ledger.append((change.status, *change.object_ids(), change.path))
+            elif folded == quota_path:
+                quota.append((change.status, *change.object_ids(), change.path))
     key = tuple(by_class)
     classes = _CLASS_SETS.get(key) or _CLASS_SETS.setdefault(key, frozenset(key))
     return CommitSummary(
@@ -176,6 +186,7 @@ def summarize(commit: CommitDiff, classifier: Classifier, ledger_path: str = "")
         tuple(added),
         tuple(changed),
         tuple(ledger),
+        tuple(quota),
     )
 
 
@@ -332,11 +343,7 @@ def judge_update(
                 base=base,
             )
         )
-    untrusted = {
-        k
-        for k in evidence
-        if not (who.ledger_writer(policy) if k == paths.LEDGER else who.evidence_writer(policy))
-    }
+    untrusted = {k for k in evidence if not _may_write(k, union.get(k, {}), policy, who)}
     if untrusted:
         writers = policy.ledger_writers if untrusted == {paths.LEDGER} else policy.evidence_writers
         findings.append(
@@ -360,6 +367,20 @@ def judge_update(
                 _finding(rule, ref, found={klass: list(listed)}, message=what, decision=decision)
             )
     return verdict
+
+
+def _may_write(klass: str, changed: Iterable[str], policy: Policy, who: Identity) -> bool:
+    if klass != paths.LEDGER:
+        return who.evidence_writer(policy)
+    if who.ledger_writer(policy):
+        return True
+    # The retry quota sits in the ledger's class but takes grants from evidence
+    # writers; its own check holds each appended line to its writer (quota.py).
+    quota = fold_path(policy.quota_path)
+    listed = list(changed)
+    return (
+        who.evidence_writer(policy) and bool(listed) and all(fold_path(p) == quota for p in listed)
+    )
 
 
 def _lists(union: dict[str, dict[str, None]]) -> dict[str, list[str]]:
