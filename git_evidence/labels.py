@@ -20,6 +20,7 @@ INVARIANT = "invariant"
 CHARACTERIZATION = "characterization"
 NONDETERMINISTIC = "nondeterministic"
 KINDS = (INVARIANT, CHARACTERIZATION, NONDETERMINISTIC)
+_KIND_SET = frozenset(KINDS)
 BOM = b"\xef\xbb\xbf"
 
 
@@ -125,18 +126,32 @@ def _lines(data: bytes, problems: list[Problem]) -> Iterator[tuple[int, str]]:
     if data.startswith(BOM):
         problems.append(Problem(1, "byte order mark: the file is UTF-8 without BOM"))
         data = data[len(BOM) :]
-    raw_lines = data.split(b"\n")
-    if raw_lines and raw_lines[-1] == b"":
-        raw_lines.pop()  # the final newline ends the last line, it does not start one
-    for number, raw in enumerate(raw_lines, start=1):
-        try:
-            yield number, raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            problems.append(Problem(number, f"not UTF-8 (byte {exc.start + 1} of the line)"))
+    final = 1 if data.endswith(b"\n") else 0  # the last newline ends a line, starts none
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raw_lines = data.split(b"\n")  # line by line, to name the line that is not UTF-8
+        for number, raw in enumerate(raw_lines[: len(raw_lines) - final], start=1):
+            try:
+                yield number, raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                problems.append(Problem(number, f"not UTF-8 (byte {exc.start + 1} of the line)"))
+        return
+    lines = text.split("\n")
+    yield from enumerate(lines[: len(lines) - final], start=1)
 
 
 def _row(text: str) -> tuple[str, str] | str | None:
     """``(node, kind)``, None for a comment or blank line, or what is wrong."""
+    node, _, kind = text.partition("\t")
+    if (
+        kind in _KIND_SET
+        and node
+        and node[0] not in " #"
+        and node[-1] != " "
+        and node.isprintable()
+    ):
+        return node, kind  # the common case, decided in one pass
     if "\r" in text:
         return "carriage return: lines end with \\n only"
     stripped = text.strip(" \t")
