@@ -119,9 +119,17 @@ def _from_files(labels_file: str, quota_file: str | None) -> Sources:
 
 def _from_repository(root: str, quota_file: str | None) -> Sources:
     from git_evidence.context import client_policy, local_base, open_repo, sealed_labels
+    from git_evidence.errors import UsageError
     from git_evidence.git import CatFile
 
-    git = open_repo(root)
+    try:
+        git = open_repo(root)
+    except UsageError:
+        raise EvidenceError(
+            f"{root} is not in a git repository: there is no base to read the labels from",
+            fix="run pytest in the repository, or give the labels with --evidence-labels PATH "
+            "(git evidence judge sets EVIDENCE_LABELS_FILE)",
+        ) from None
     refs = git.refs()
     policy = client_policy(git, None, refs)
     base, how = local_base(git, policy, refs)
@@ -359,10 +367,11 @@ class EvidenceRun:
                         reports.append(call_and_report(item, "call", log=False))
                 else:
                     reports.append(call_and_report(item, "call", log=False))
-                again = self._again(item, story, reports[-1], number)
             session = item.session
             if session.shouldfail or session.shouldstop:
-                nextitem, again = None, False
+                nextitem = None  # the session ends: no retry, and everything is torn down
+            elif len(reports) == 2:
+                again = self._again(story, reports[1], number)
             reports.append(_teardown(item, nextitem, keep_scopes=again))
             if again and reports[-1].failed:  # a teardown error ends the retries
                 again = False
@@ -376,7 +385,7 @@ class EvidenceRun:
         story.attempts.append(reports)
         return again
 
-    def _again(self, item: pytest.Item, story: Story, call: pytest.TestReport, number: int) -> bool:
+    def _again(self, story: Story, call: pytest.TestReport, number: int) -> bool:
         if not call.failed or hasattr(call, "wasxfail"):
             return False
         if story.label == INVARIANT:

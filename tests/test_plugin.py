@@ -227,6 +227,68 @@ def test_retries_stop_at_the_policy_limit(
     )
 
 
+def test_a_retry_keeps_module_fixtures_and_renews_function_fixtures(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        test_a="""
+import pathlib, pytest
+LOG = pathlib.Path(__file__).with_name("log")
+def note(text):
+    with LOG.open("a") as out:
+        out.write(text + "\\n")
+@pytest.fixture(scope="module")
+def shared():
+    note("module up")
+    yield
+    note("module down")
+@pytest.fixture
+def fresh():
+    note("function up")
+    yield
+    note("function down")
+"""
+        + "def test_before(shared):\n    note('before')\n"
+        # the retried test is the module's last: its retry must keep the module fixture
+        # although the next test is in another module
+        + flaky("net").replace("def test_net():", "def test_net(shared, fresh):"),
+        test_b="def test_b():\n    pass\n",
+    )
+    write_labels(
+        pytester,
+        {
+            "test_a.py::test_net": "nondeterministic",
+            "test_a.py::test_before": "invariant",
+            "test_b.py::test_b": "invariant",
+        },
+    )
+    write_quota(pytester, 1)
+    result = run(pytester)
+    assert result.ret == 0
+    assert result.parseoutcomes() == {"passed": 3, "rerun": 1}
+    assert (pytester.path / "log").read_text().splitlines() == [
+        "module up",
+        "before",
+        "function up",
+        "function down",
+        "function up",
+        "function down",
+        "module down",
+    ]
+
+
+def test_outside_a_repository_without_labels_says_what_to_pass(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_a="def test_x(): pass\n")
+    result = run(pytester, files=False)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            "*is not in a git repository: there is no base to read the labels from*",
+            "*--evidence-labels PATH*",
+        ]
+    )
+
+
 def test_retries_under_xdist_share_one_quota_and_one_seed(pytester: pytest.Pytester) -> None:
     seen = """
 import os, pathlib, random
