@@ -320,6 +320,9 @@ def test_{0}():
     assert len(seen_lines) == 2 and len(workers) == 2 and len(values) == 1
     cases = junit_cases(pytester.path / "junit.xml")
     assert sum(int(props(c)["attempts"]) for c in cases.values()) == 5
+    notes = sorted(props(c).get("evidence", "") for c in cases.values())
+    assert notes == ["", "", "flaky", "quota"]
+    assert sum(len(c.findall("flakyFailure")) for c in cases.values()) == 1
 
 
 def test_an_unlabelled_test_under_xdist_runs_nothing(pytester: pytest.Pytester) -> None:
