@@ -97,10 +97,20 @@ def scan_labels(data: bytes) -> tuple[list[Row], list[Problem]]:
 
 def parse_labels(data: bytes, source: str) -> Labels:
     """Strictly: the first problem is a LabelsError naming the file and the line."""
-    rows, problems = scan_labels(data)
-    if problems:
-        raise LabelsError(source, problems[0].line, problems[0].message)
-    return Labels({row.node: row.kind for row in rows}, source, digest(data))
+    kinds: dict[str, str] = {}
+    problems: list[Problem] = []
+    for _, text in _lines(data, problems):
+        found = _row(text)
+        if found is None:
+            continue
+        if isinstance(found, str) or found[0] in kinds:
+            break  # scan_labels below says what is wrong, and where
+        kinds[found[0]] = found[1]
+    else:
+        if not problems:
+            return Labels(kinds, source, digest(data))
+    _, problems = scan_labels(data)
+    raise LabelsError(source, problems[0].line, problems[0].message)
 
 
 def labels_problem(data: bytes, path: str) -> str | None:

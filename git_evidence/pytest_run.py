@@ -16,7 +16,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -195,14 +195,16 @@ class Budget:
         return False
 
 
-@dataclass
 class Story:
     """The attempts of one test and what they add up to."""
 
-    label: str
-    attempts: list[list[pytest.TestReport]] = field(default_factory=list)
-    note: str = ""  # FLAKY, RETRIED_FAILED, QUOTA, FLICKER, CHANGED or ""
-    hits: int | None = None
+    __slots__ = ("attempts", "hits", "label", "note")
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.attempts: list[list[pytest.TestReport]] = []
+        self.note = ""  # FLAKY, RETRIED_FAILED, QUOTA, FLICKER, CHANGED or ""
+        self.hits: int | None = None
 
 
 class EvidenceRun:
@@ -216,12 +218,20 @@ class EvidenceRun:
         workerinput = getattr(config, "workerinput", None)
         shared = workerinput.get("git_evidence") if workerinput else None
         self.sources = Sources.from_worker_input(shared) if shared else read_sources(config)
+        self.kinds = self.sources.labels.kinds
+        self.junit = bool(getattr(config.option, "xmlpath", None))
         self.budget = Budget(self.sources.remaining, shared["slots"] if shared else None)
         self.slots: str | None = None  # the controller's slot directory under xdist
         self.hits_file = os.environ.get("EVIDENCE_HITS_FILE") or None
         self.hypothesis_seed: tuple[Any, Any] | None = None  # (module, the seed it had)
         self.notable: list[tuple[str, int, str]] = []  # (node id, attempts, note)
         self.retries_used = 0
+        self.status: _Status | None = None
+        # Who tallies what the tests did: this process when it runs them alone; under
+        # xdist the controller, from the reports the workers send (never a worker).
+        self.tally_here = workerinput is None and getattr(config.option, "dist", "no") == "no"
+        if workerinput is None and not self.tally_here:
+            config.pluginmanager.register(_Controller(self), "git_evidence_controller")
         option = config.option
         # --setup-show and friends keep pytest's own protocol: there is nothing to retry
         self.own_protocol = not any(
@@ -283,7 +293,9 @@ class EvidenceRun:
             if kind is None:
                 missing.append(item.nodeid)
                 continue
-            marker = item.get_closest_marker("evidence")
+            # keywords hold every marker name of the item and its parents: a dict
+            # lookup per node, where get_closest_marker walks generators
+            marker = item.get_closest_marker("evidence") if "evidence" in item.keywords else None
             if marker is not None:
                 shown = marker.args[0] if marker.args else marker.kwargs.get("kind")
                 if shown != kind:
@@ -333,21 +345,26 @@ class EvidenceRun:
         self, item: pytest.Item, nextitem: pytest.Item | None
     ) -> bool | None:
         nodeid = item.nodeid
-        label = self.sources.labels.get(nodeid)
+        label = self.kinds.get(nodeid)
         if label is None or not self.own_protocol:
             return None
-        if self.hypothesis_seed is None:
+        if self.hypothesis_seed is None and "hypothesis" in sys.modules:
             self._seed_hypothesis()
         ihook = item.ihook
-        ihook.pytest_runtest_logstart(nodeid=nodeid, location=item.location)
+        location = item.location
+        ihook.pytest_runtest_logstart(nodeid=nodeid, location=location)
         story = Story(label)
         while self._attempt(item, nextitem, story):
             pass
-        for report in self._reports(nodeid, story):
+        logged = self._reports(nodeid, story)
+        if self.tally_here and (story.note or len(story.attempts) > 1):
+            for report in logged:
+                self.tally(report)
+        for report in logged:
             ihook.pytest_runtest_logreport(report=report)
         if self.hits_file and story.hits is not None:
             _append(self.hits_file, f"{nodeid} {story.hits}\n")
-        ihook.pytest_runtest_logfinish(nodeid=nodeid, location=item.location)
+        ihook.pytest_runtest_logfinish(nodeid=nodeid, location=location)
         return True
 
     def _attempt(self, item: pytest.Item, nextitem: pytest.Item | None, story: Story) -> bool:
@@ -370,9 +387,12 @@ class EvidenceRun:
             session = item.session
             if session.shouldfail or session.shouldstop:
                 nextitem = None  # the session ends: no retry, and everything is torn down
-            elif len(reports) == 2:
+            elif len(reports) == 2 and reports[1].failed:
                 again = self._again(story, reports[1], number)
-            reports.append(_teardown(item, nextitem, keep_scopes=again))
+            if again:
+                reports.append(_teardown_keeping_scopes(item, nextitem))
+            else:
+                reports.append(call_and_report(item, "teardown", log=False, nextitem=nextitem))
             if again and reports[-1].failed:  # a teardown error ends the retries
                 again = False
                 rest = call_and_report(item, "teardown", log=False, nextitem=nextitem)
@@ -386,7 +406,7 @@ class EvidenceRun:
         return again
 
     def _again(self, story: Story, call: pytest.TestReport, number: int) -> bool:
-        if not call.failed or hasattr(call, "wasxfail"):
+        if hasattr(call, "wasxfail"):
             return False
         if story.label == INVARIANT:
             return number == 1  # one run to tell a flicker from a failure; never spent
@@ -401,18 +421,23 @@ class EvidenceRun:
 
     def _reports(self, nodeid: str, story: Story) -> list[pytest.TestReport]:
         """The reports to log: the failed calls of earlier attempts (as reruns, or for
-        a flicker the first failure), then the last attempt's; the teardown carries
-        the test's properties (JUnit reads them there)."""
+        a flicker the first failure), then the last attempt's. The teardown carries the
+        test's properties (JUnit reads them there) when JUnit XML is written or
+        something happened; an ordinary test's reports stay as pytest made them (under
+        xdist every attribute is one more thing to send to the controller)."""
         attempts = story.attempts
         final = attempts[-1]
         call = final[1] if final[1].when == "call" else None
         logged = final
-        if (
+        notable = (
             len(attempts) > 1
-            or story.note
+            or bool(story.note)
             or (story.label == CHARACTERIZATION and call is not None and call.failed)
-        ):
+        )
+        if notable:
             logged = self._story(story, call)
+        elif not self.junit and story.hits is None:
+            return logged
         properties = [
             *final[-1].user_properties,
             ("test_id", nodeid),
@@ -427,8 +452,9 @@ class EvidenceRun:
         for report in logged:
             if report.when == "teardown":
                 report.user_properties = properties
-                report.evidence_note = story.note  # type: ignore[attr-defined]
-                report.evidence_attempts = len(attempts)  # type: ignore[attr-defined]
+                if notable:
+                    report.evidence_note = story.note  # type: ignore[attr-defined]
+                    report.evidence_attempts = len(attempts)  # type: ignore[attr-defined]
         return logged
 
     def _story(self, story: Story, call: pytest.TestReport | None) -> list[pytest.TestReport]:
@@ -481,9 +507,13 @@ class EvidenceRun:
 
     # -- reporting (the controller under xdist) ---------------------------------------
 
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+    def tally(self, report: pytest.TestReport) -> None:
+        """Count a report before pytest logs it: retries spent, what to list at the
+        end, the JUnit children; our outcomes get their own letters."""
         outcome = report.outcome
+        if outcome in (RERUN, CHANGED) and self.status is None:
+            self.status = _Status()
+            self.config.pluginmanager.register(self.status, "git_evidence_status")
         if outcome == RERUN:
             if getattr(report, "evidence_label", "") == NONDETERMINISTIC:
                 self.retries_used += 1  # an invariant's second run is never spent
@@ -493,15 +523,6 @@ class EvidenceRun:
         note = getattr(report, "evidence_note", "")
         if note and report.when == "teardown":
             self.notable.append((report.nodeid, getattr(report, "evidence_attempts", 1), note))
-
-    def pytest_report_teststatus(
-        self, report: pytest.TestReport
-    ) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
-        if report.outcome == RERUN:
-            return RERUN, "R", ("RERUN", {"yellow": True})
-        if report.outcome == CHANGED:
-            return CHANGED, "C", ("CHANGED", {"yellow": True})
-        return None
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.notable and not self.retries_used:
@@ -527,17 +548,34 @@ class EvidenceRun:
             write("CI records what was spent: git evidence quota spend --from-junit FILE")
 
 
-def _teardown(
-    item: pytest.Item,
-    nextitem: pytest.Item | None,
-    *,
-    keep_scopes: bool,
-) -> pytest.TestReport:
-    """The attempt's teardown. Before a retry only the test's own fixtures go: the
-    higher scopes (module, session) are held aside from pytest's setup stack while
-    it tears down, then put back, as pytest-rerunfailures does."""
-    if not keep_scopes:
-        return call_and_report(item, "teardown", log=False, nextitem=nextitem)
+class _Controller:
+    """Under xdist, the controller sees the workers' reports here."""
+
+    def __init__(self, run: EvidenceRun) -> None:
+        self.run = run
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.run.tally(report)
+
+
+class _Status:
+    """The progress letters of our outcomes (registered once one appears)."""
+
+    def pytest_report_teststatus(
+        self, report: pytest.TestReport
+    ) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
+        if report.outcome == RERUN:
+            return RERUN, "R", ("RERUN", {"yellow": True})
+        if report.outcome == CHANGED:
+            return CHANGED, "C", ("CHANGED", {"yellow": True})
+        return None
+
+
+def _teardown_keeping_scopes(item: pytest.Item, nextitem: pytest.Item | None) -> pytest.TestReport:
+    """The teardown of an attempt that will be retried: only the test's own fixtures
+    go. The higher scopes (module, session) are held aside from pytest's setup stack
+    while it tears down, then put back, as pytest-rerunfailures does."""
     stack = item.session._setupstate.stack
     held = {node: state for node, state in stack.items() if node is not item}
     for node in held:
