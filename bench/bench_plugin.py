@@ -12,7 +12,12 @@ xdist workers, steadier on a shared machine) are reported, with and without ``-n
 Hypothesis' pytest plugin is disabled in every run (it imports Hypothesis at the end
 of a session, a constant second that would only dilute the ratios).
 
-Usage: python bench/bench_plugin.py [--tests N] [--runs N] [--no-xdist]
+On a shared or small machine wall and CPU time swing with the load. ``--instructions``
+runs each configuration once under ``valgrind --tool=callgrind --trace-children=yes``
+and compares the instructions executed by pytest, its xdist workers and git: a count
+the load does not change (and some 40 times slower to take).
+
+Usage: python bench/bench_plugin.py [--tests N] [--runs N] [--no-xdist] [--instructions]
 """
 
 from __future__ import annotations
@@ -92,11 +97,29 @@ def timed(repo: Path, args: list[str], env: dict[str, str]) -> tuple[float, floa
     return elapsed, used
 
 
+def instructions(repo: Path, args: list[str], env: dict[str, str], out: Path) -> int:
+    """Instructions executed by one pytest run and every process it starts."""
+    out.mkdir()
+    command = ["valgrind", "--tool=callgrind", "--trace-children=yes"]
+    command += [f"--callgrind-out-file={out}/%p.out", sys.executable, "-m", "pytest", "-q"]
+    command += ["-p", "no:cacheprovider", "-p", "no:hypothesispytest", *args]
+    subprocess.run(command, cwd=repo, env=env, capture_output=True, check=True)
+    total = 0
+    for path in out.glob("*.out"):
+        for line in path.read_text(errors="replace").splitlines():
+            if line.startswith("summary:"):
+                total += int(line.split()[1])
+    return total
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tests", type=int, default=5000)
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--no-xdist", action="store_true", help="skip the -n 2 figures")
+    parser.add_argument(
+        "--instructions", action="store_true", help="count instructions under valgrind instead"
+    )
     args = parser.parse_args()
     compile_package()
     tmp = Path(tempfile.mkdtemp(prefix="bench-plugin-"))
@@ -128,6 +151,20 @@ def main() -> int:
                 "plain": (extra, installed),
                 "evidence": ([*extra, "--evidence"], installed),
             }
+            if args.instructions:
+                counts = {
+                    name: instructions(repo, flags, env, tmp / f"cg-{mode}-{name}".replace(" ", ""))
+                    for name, (flags, env) in configs.items()
+                }
+                ratio = counts["evidence"] / counts["plain"]
+                failed |= ratio > LIMITS[mode]
+                print(
+                    f"{args.tests} tests, pytest {mode + ' ' if mode else ''}instructions: "
+                    + ", ".join(f"{name} {n / 1e9:.2f} G" for name, n in counts.items())
+                    + f"; --evidence ÷ plain = {ratio:.3f} "
+                    f"({'within' if ratio <= LIMITS[mode] else 'OVER'} {LIMITS[mode]:.2f})"
+                )
+                continue
             wall: dict[str, list[float]] = {name: [] for name in configs}
             used: dict[str, list[float]] = {name: [] for name in configs}
             for flags, env in configs.values():  # warm caches (pyc, page cache)

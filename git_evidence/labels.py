@@ -16,6 +16,7 @@ from typing import NamedTuple
 from git_evidence.errors import EvidenceError
 
 DEFAULT_PATH = "tests/evidence-labels.tsv"
+MAX_RETRIES = 10  # [labels].retries is 0 to this
 INVARIANT = "invariant"
 CHARACTERIZATION = "characterization"
 NONDETERMINISTIC = "nondeterministic"

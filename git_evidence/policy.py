@@ -16,6 +16,7 @@ from typing import Any
 
 from git_evidence import paths
 from git_evidence.errors import PolicyError
+from git_evidence.labels import MAX_RETRIES
 from git_evidence.paths import Classifier
 
 if sys.version_info >= (3, 11):
@@ -343,9 +344,6 @@ def _ledger(reader: _Reader, table: dict[str, Any]) -> dict[str, Any]:
             )
         out["max_window_hours"] = value
     return out
-
-
-MAX_RETRIES = 10
 
 
 def _plain_path(reader: _Reader, table: str, key: str, value: object) -> str:

@@ -1,5 +1,6 @@
-"""One pytest session under the evidence plugin: where its labels and quota come from,
-the collection check, the retry protocol, and what it reports (SPEC §12).
+"""One pytest session under the evidence plugin (SPEC §12): the collection check, the
+retry protocol, the tally of what happened (where the labels and quota come from is
+``pytest_sources.py``; what it adds to reports and JUnit, ``pytest_report.py``).
 
 The protocol follows pytest-rerunfailures' (``pytest_runtest_protocol``, one report per
 attempt, ``execution_count`` on the item), with two differences: whether to run again is
@@ -16,183 +17,29 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from _pytest.runner import call_and_report
 
-from git_evidence import labels as labels_mod
-from git_evidence import quota as quota_mod
-from git_evidence.errors import EvidenceError
-from git_evidence.labels import CHARACTERIZATION, INVARIANT, KINDS, NONDETERMINISTIC, Labels
+from git_evidence.labels import CHARACTERIZATION, INVARIANT, KINDS, NONDETERMINISTIC
+from git_evidence.pytest_report import (
+    CHANGED,
+    FLAKY,
+    FLICKER,
+    QUOTA,
+    RERUN,
+    RETRIED_FAILED,
+    Hits,
+    Status,
+    add_section,
+    append_line,
+    junit,
+    junit_child,
+)
+from git_evidence.pytest_sources import Budget, Sources, read_sources
 
-DEFAULT_RETRIES = 2
 MAX_LISTED = 50
-# report.outcome values of our own: an attempt that is run again, and a
-# characterization test whose behaviour changed (neither passes nor fails the session)
-RERUN, CHANGED = "rerun", "changed"
-# what happened to a test, in reports and in JUnit (`<property name="evidence">`)
-FLAKY, RETRIED_FAILED, QUOTA, FLICKER = "flaky", "failed-after-retries", "quota", "flicker"
-
-
-@dataclass
-class Sources:
-    """What the run enforces and where each part came from."""
-
-    labels: Labels
-    labels_path: str  # shown as the node id of a labels error
-    remaining: int  # retries the quota has left
-    quota_source: str
-    retries: int  # per nondeterministic test
-    base_note: str = ""
-
-    def worker_input(self) -> dict[str, Any]:
-        return {
-            "kinds": dict(self.labels.kinds),
-            "labels_source": self.labels.source,
-            "labels_digest": self.labels.digest,
-            "labels_path": self.labels_path,
-            "remaining": self.remaining,
-            "quota_source": self.quota_source,
-            "retries": self.retries,
-        }
-
-    @classmethod
-    def from_worker_input(cls, data: dict[str, Any]) -> Sources:
-        labels = Labels(data["kinds"], data["labels_source"], data["labels_digest"])
-        return cls(
-            labels,
-            data["labels_path"],
-            data["remaining"],
-            data["quota_source"],
-            data["retries"],
-        )
-
-
-def read_sources(config: pytest.Config) -> Sources:
-    """Labels and quota: files named by the option or by ``git evidence judge``'s
-    variables, else the repository (a sealed labels file, else the base revision: the
-    merge-base of HEAD with ``rules.base``) — never the working tree."""
-    labels_file = _one_path(config, "evidence_labels", "EVIDENCE_LABELS_FILE")
-    quota_file = _one_path(config, "evidence_quota", "EVIDENCE_QUOTA_FILE")
-    try:
-        if labels_file is not None:
-            return _from_files(labels_file, quota_file)
-        return _from_repository(str(config.rootpath), quota_file)
-    except EvidenceError as exc:
-        fix = f"\n  To fix: {exc.fix}" if exc.fix else ""
-        raise pytest.UsageError(f"evidence: {exc.message}{fix}") from None
-
-
-def _one_path(config: pytest.Config, option: str, variable: str) -> str | None:
-    given = config.getoption(option)
-    env = os.environ.get(variable) or None
-    if given and env and os.path.abspath(given) != os.path.abspath(env):
-        flag = "--" + option.replace("_", "-")
-        raise pytest.UsageError(f"evidence: {flag} {given} and {variable}={env} disagree")
-    return given or env
-
-
-def _read(path: str, what: str) -> bytes:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except OSError as exc:
-        raise pytest.UsageError(
-            f"evidence: cannot read the {what} {path}: {exc.strerror}"
-        ) from None
-
-
-def _from_files(labels_file: str, quota_file: str | None) -> Sources:
-    source = f"file:{labels_file}"
-    labels = labels_mod.parse_labels(_read(labels_file, "labels file"), source)
-    remaining, quota_source = _quota(
-        _read(quota_file, "retry quota") if quota_file else None,
-        f"file:{quota_file}" if quota_file else "no quota file",
-    )
-    retries = os.environ.get("EVIDENCE_RETRIES", str(DEFAULT_RETRIES))
-    if not retries.isdigit() or not 0 <= int(retries) <= 10:
-        raise pytest.UsageError(f"evidence: EVIDENCE_RETRIES={retries!r} is not 0 to 10")
-    return Sources(labels, labels_file, remaining, quota_source, int(retries))
-
-
-def _from_repository(root: str, quota_file: str | None) -> Sources:
-    from git_evidence.context import client_policy, local_base, open_repo, sealed_labels
-    from git_evidence.errors import UsageError
-    from git_evidence.git import CatFile
-
-    try:
-        git = open_repo(root)
-    except UsageError:
-        raise EvidenceError(
-            f"{root} is not in a git repository: there is no base to read the labels from",
-            fix="run pytest in the repository, or give the labels with --evidence-labels PATH "
-            "(git evidence judge sets EVIDENCE_LABELS_FILE)",
-        ) from None
-    refs = git.refs()
-    policy = client_policy(git, None, refs)
-    base, how = local_base(git, policy, refs)
-    blobs: dict[str, bytes | None] = {policy.labels_path: None, policy.quota_path: None}
-    if base is not None:
-        with CatFile(git) as cat:  # both files through one process
-            for path in blobs:
-                hit = cat.get(f"{base}:{path}")
-                blobs[path] = hit[2] if hit is not None and hit[1] == "blob" else None
-    data, source = sealed_labels(git) or (blobs[policy.labels_path], f"base:{policy.labels_path}")
-    if data is None:
-        where = f"at {base[:12]} ({how})" if base else f"to read ({how})"
-        raise EvidenceError(
-            f"no labels file {policy.labels_path} {where}",
-            fix="write one with `git evidence labels init`, have a person review it, and "
-            "commit it alone (an evidence writer pushes it)",
-        )
-    labels = labels_mod.parse_labels(data, source)
-    quota_data: bytes | None
-    if quota_file:
-        quota_data, quota_source = _read(quota_file, "retry quota"), f"file:{quota_file}"
-    else:
-        quota_data, quota_source = blobs[policy.quota_path], f"base:{policy.quota_path}"
-    remaining, quota_source = _quota(quota_data, quota_source)
-    note = f"base {base[:12]} ({how})" if base else ""
-    return Sources(labels, policy.labels_path, remaining, quota_source, policy.retries, note)
-
-
-def _quota(data: bytes | None, source: str) -> tuple[int, str]:
-    if data is None:
-        return 0, f"{source} (none: no retries)" if source.startswith("base:") else source
-    entries, problems = quota_mod.parse_quota(data)
-    if problems:
-        first = problems[0]
-        raise pytest.UsageError(f"evidence: {source}:{first.line}: {first.message}")
-    return max(0, quota_mod.remaining(entries)), source
-
-
-class Budget:
-    """Retries the session may still use. Under xdist the workers share it through a
-    directory of numbered slots: creating a slot file with O_EXCL is atomic, so two
-    workers never take the same retry."""
-
-    def __init__(self, remaining: int, slots: str | None = None) -> None:
-        self.remaining = remaining
-        self.slots = slots
-        self.used = 0
-
-    def take(self) -> bool:
-        if self.slots is None:
-            if not quota_mod.retry_allowed(self.remaining, self.used + 1):
-                return False
-            self.used += 1
-            return True
-        for number in range(self.remaining):
-            try:
-                fd = os.open(os.path.join(self.slots, str(number)), os.O_CREAT | os.O_EXCL)
-            except FileExistsError:
-                continue
-            os.close(fd)
-            self.used += 1
-            return True
-        return False
 
 
 class Story:
@@ -226,7 +73,7 @@ class EvidenceRun:
         self.hypothesis_seed: tuple[Any, Any] | None = None  # (module, the seed it had)
         self.notable: list[tuple[str, int, str]] = []  # (node id, attempts, note)
         self.retries_used = 0
-        self.status: _Status | None = None
+        self.status: Status | None = None
         # Who tallies what the tests did: this process when it runs them alone; under
         # xdist the controller, from the reports the workers send (never a worker).
         self.tally_here = workerinput is None and getattr(config.option, "dist", "no") == "no"
@@ -263,7 +110,7 @@ class EvidenceRun:
         }
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        xml = _junit(self.config)
+        xml = junit(self.config)
         if xml is not None:
             xml.add_global_property("evidence.seed", self.seed)
             xml.add_global_property("evidence.labels", self.sources.labels.source)
@@ -363,7 +210,7 @@ class EvidenceRun:
         for report in logged:
             ihook.pytest_runtest_logreport(report=report)
         if self.hits_file and story.hits is not None:
-            _append(self.hits_file, f"{nodeid} {story.hits}\n")
+            append_line(self.hits_file, f"{nodeid} {story.hits}\n")
         ihook.pytest_runtest_logfinish(nodeid=nodeid, location=location)
         return True
 
@@ -380,8 +227,10 @@ class EvidenceRun:
             reports = [call_and_report(item, "setup", log=False)]
             if reports[0].passed:
                 if self.hits_file and "hypothesis" in sys.modules:
-                    with _Hits(item, story):
+                    with Hits(item) as hits:
                         reports.append(call_and_report(item, "call", log=False))
+                    if hits.count is not None:
+                        story.hits = hits.count  # the last attempt's count stands
                 else:
                     reports.append(call_and_report(item, "call", log=False))
             session = item.session
@@ -467,7 +316,7 @@ class EvidenceRun:
         if story.label == INVARIANT and failures and passed_in_end:
             story.note = FLICKER
             first = attempts[0]
-            _add_section(
+            add_section(
                 first[1],
                 "flicker on an invariant",
                 f"failed, then passed on attempt 2 with the same seed ({self.seed}): the test "
@@ -485,7 +334,7 @@ class EvidenceRun:
                 report.evidence_label = story.label  # type: ignore[attr-defined]
             logged = [*failures, *final]
             if story.note == QUOTA and call is not None:
-                _add_section(
+                add_section(
                     call,
                     "retry refused",
                     f"no retry is left in the quota ({self.budget.remaining} at the start of "
@@ -494,7 +343,7 @@ class EvidenceRun:
                 )
             if story.label == CHARACTERIZATION and call is not None and call.failed:
                 story.note = CHANGED
-                _add_section(
+                add_section(
                     call,
                     "changed behaviour",
                     "this characterization test records what the product does; it now does "
@@ -512,14 +361,14 @@ class EvidenceRun:
         end, the JUnit children; our outcomes get their own letters."""
         outcome = report.outcome
         if outcome in (RERUN, CHANGED) and self.status is None:
-            self.status = _Status()
+            self.status = Status()
             self.config.pluginmanager.register(self.status, "git_evidence_status")
         if outcome == RERUN:
             if getattr(report, "evidence_label", "") == NONDETERMINISTIC:
                 self.retries_used += 1  # an invariant's second run is never spent
-            _junit_child(self.config, report, getattr(report, "evidence_tag", "rerunFailure"))
+            junit_child(self.config, report, getattr(report, "evidence_tag", "rerunFailure"))
         elif outcome == CHANGED:
-            _junit_child(self.config, report, "skipped")
+            junit_child(self.config, report, "skipped")
         note = getattr(report, "evidence_note", "")
         if note and report.when == "teardown":
             self.notable.append((report.nodeid, getattr(report, "evidence_attempts", 1), note))
@@ -559,19 +408,6 @@ class _Controller:
         self.run.tally(report)
 
 
-class _Status:
-    """The progress letters of our outcomes (registered once one appears)."""
-
-    def pytest_report_teststatus(
-        self, report: pytest.TestReport
-    ) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
-        if report.outcome == RERUN:
-            return RERUN, "R", ("RERUN", {"yellow": True})
-        if report.outcome == CHANGED:
-            return CHANGED, "C", ("CHANGED", {"yellow": True})
-        return None
-
-
 def _teardown_keeping_scopes(item: pytest.Item, nextitem: pytest.Item | None) -> pytest.TestReport:
     """The teardown of an attempt that will be retried: only the test's own fixtures
     go. The higher scopes (module, session) are held aside from pytest's setup stack
@@ -587,99 +423,3 @@ def _teardown_keeping_scopes(item: pytest.Item, nextitem: pytest.Item | None) ->
         stack.clear()
         stack.update(held)
         stack.update(left)
-
-
-def _add_section(report: pytest.TestReport, title: str, text: str) -> None:
-    longrepr: Any = report.longrepr
-    if hasattr(longrepr, "addsection"):
-        longrepr.addsection(f"evidence: {title}", text)
-    else:
-        report.sections.append((f"evidence: {title}", text))
-
-
-def _append(path: str, line: str) -> None:
-    # one write with O_APPEND: xdist workers append to the same file
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, line.encode("utf-8"))
-    finally:
-        os.close(fd)
-
-
-class _Hits:
-    """Counts the examples a Hypothesis test ran to an outcome (an ``assume`` that
-    rejects is not a hit), through the documented ``.hypothesis.inner_test`` hook."""
-
-    def __init__(self, item: pytest.Item, story: Story) -> None:
-        self.handle: Any = getattr(getattr(item, "obj", None), "hypothesis", None)
-        self.story = story
-        self.inner: Any = getattr(self.handle, "inner_test", None)
-        self.counts = [0]
-
-    def __enter__(self) -> None:
-        if self.inner is None:
-            return
-        from hypothesis.errors import UnsatisfiedAssumption
-
-        inner, counts = self.inner, [0]
-        self.counts = counts
-
-        def counted(*args: Any, **kwargs: Any) -> Any:
-            try:
-                result = inner(*args, **kwargs)
-            except UnsatisfiedAssumption:
-                raise
-            except BaseException:
-                counts[0] += 1
-                raise
-            counts[0] += 1
-            return result
-
-        self.handle.inner_test = counted
-
-    def __exit__(self, *exc: object) -> None:
-        if self.inner is not None:
-            self.handle.inner_test = self.inner
-            self.story.hits = self.counts[0]  # the last attempt's count stands
-
-
-def _junit(config: pytest.Config) -> Any:
-    try:
-        from _pytest.junitxml import xml_key
-    except ImportError:  # pragma: no cover - pytest without junitxml
-        return None
-    return config.stash.get(xml_key, None)
-
-
-def _exception_name(longrepr: object) -> str:
-    """The exception's type as pytest's traceback names it on its last line."""
-    entries = getattr(getattr(longrepr, "reprtraceback", None), "reprentries", None) or []
-    location = getattr(entries[-1], "reprfileloc", None) if entries else None
-    name = str(getattr(location, "message", "") or "failure")
-    return name if name.replace(".", "_").isidentifier() else "failure"
-
-
-def _junit_child(config: pytest.Config, report: pytest.TestReport, tag: str) -> None:
-    """Surefire's flaky style: each failed attempt before the last is a
-    ``<flakyFailure>`` (the test passed in the end) or ``<rerunFailure>`` (it did not)
-    inside the test's one ``<testcase>``; a changed characterization is ``<skipped>``."""
-    xml = _junit(config)
-    if xml is None:
-        return
-    from xml.etree import ElementTree
-
-    crash = getattr(report.longrepr, "reprcrash", None)
-    text = str(report.longrepr)
-    message = (crash.message if crash is not None else text).strip().split("\n", 1)[0]
-    if tag == "skipped":
-        node = ElementTree.Element(tag, type="evidence.changed", message=f"changed: {message}")
-        node.text = text
-    else:
-        node = ElementTree.Element(tag, type=_exception_name(report.longrepr), message=message)
-        trace = ElementTree.SubElement(node, "stackTrace")
-        trace.text = text
-        if report.capstdout:
-            ElementTree.SubElement(node, "system-out").text = report.capstdout
-        if report.capstderr:
-            ElementTree.SubElement(node, "system-err").text = report.capstderr
-    xml.node_reporter(report).append(node)
