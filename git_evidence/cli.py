@@ -274,6 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_freeze(sub)
     _add_judge(sub)
+    _add_labels(sub)
     p = sub.add_parser(
         "rules",
         help="list every rule id with its decision and fix",
@@ -303,6 +304,8 @@ COMMAND_MODULES = {
     "judge": "judge",
     "show-verdict": "show_verdict",
     "rules": "rules",
+    "labels": "labels",
+    "quota": "quota",
 }
 
 
@@ -400,6 +403,42 @@ def _add_freeze(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "--fingerprint", metavar="F", help="only a freeze of this failure fingerprint counts"
     )
     _add_format(st)
+
+
+def _add_labels(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``labels`` and ``quota`` (SPEC §12)."""
+    p = sub.add_parser("labels", help="the sealed test labels: check them, or start a file")
+    verbs = p.add_subparsers(dest="verb", metavar="VERB", required=True)
+    c = verbs.add_parser(
+        "check", help="collected tests without a row, rows without a test, duplicates"
+    )
+    c.add_argument("--rev", metavar="REV", help="check the file at REV (default: the working tree)")
+    _add_format(c)
+    i = verbs.add_parser("init", help="write a starting file (every test invariant) to review")
+    for parser in (c, i):
+        parser.add_argument(
+            "pytest_args",
+            nargs=argparse.REMAINDER,
+            metavar="-- PYTEST_ARGS",
+            help="arguments for the pytest collection (after --)",
+        )
+
+    p = sub.add_parser("quota", help="the retry quota: status, spend (CI), grant")
+    verbs = p.add_subparsers(dest="verb", metavar="VERB", required=True)
+    st = verbs.add_parser("status", help="retries remaining, and the latest spends")
+    st.add_argument("--rev", metavar="REV", help="read the file at REV (default: working tree)")
+    _add_format(st)
+    sp = verbs.add_parser("spend", help="append the retries a run used, from its JUnit XML (CI)")
+    sp.add_argument("--from-junit", required=True, metavar="FILE", help="the run's JUnit XML")
+    sp.add_argument("--candidate", default="HEAD", metavar="REV", help="the commit tested")
+    sp.add_argument("--writer", help="the ledger writer recorded (default: the pusher variables)")
+    sp.add_argument("--ci", action="store_true", help="the writer is not known locally")
+    gr = verbs.add_parser(
+        "grant", help="append retries for nondeterministic tests (evidence writer)"
+    )
+    gr.add_argument("amount", type=int, metavar="N", help="how many retries to grant")
+    gr.add_argument("--reason", required=True, help="why, for people reading the file")
+    gr.add_argument("--writer", help="the evidence writer recorded")
 
 
 def _command(name: str) -> Callable[[argparse.Namespace], Report | int]:

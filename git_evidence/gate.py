@@ -6,7 +6,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Sequence
 
-from git_evidence import endpoint, ledgercheck, lockcheck, paths, rules
+from git_evidence import endpoint, ledgercheck, lockcheck, paths, quota, quotacheck, rules
 from git_evidence.budget import PROGRESS
 from git_evidence.endpoint import EndpointRow
 from git_evidence.errors import PolicyError
@@ -63,12 +63,13 @@ def _judge(
         plan.named_ref = named_refs
     classifier = policy.classifier()
     ledger_path = fold_path(policy.ledger_path)
+    quota_path = fold_path(policy.quota_path)
     PROGRESS.stage = "diffing the pushed commits"
     # Ranges of one push overlap; boundary commits (`-<oid>`) are not judged.
     PROGRESS.listed = lambda: len({c for p in plans for c in p.commits if c[:1] != "-"})
     summaries = {}
     for commit in stream_commits(git, plans):
-        summaries[commit.oid] = rules.summarize(commit, classifier, ledger_path)
+        summaries[commit.oid] = rules.summarize(commit, classifier, ledger_path, quota_path)
         PROGRESS.commits += 1
     # Rows were classified by their raw bytes, each distinct path once; what follows
     # asks by name (the classifier's own cache), so the raw keys can go.
@@ -114,6 +115,10 @@ def _judge(
             if touched or ledger_path in moved:
                 problems = ledgercheck.ledger_problems(git, cat, facts, touched, policy, pins)
                 verdict.findings += rules.judge_ledger(facts, problems, policy.ledger_path)
+            spent = [(c, change) for c in facts.commits for change in summaries[c].quota]
+            if spent or quota_path in moved:  # as the ledger: a kept older copy too
+                faults = quotacheck.quota_problems(git, cat, facts, spent, policy, who)
+                verdict.findings += quota.judge_quota(facts, faults, policy.quota_path)
     return Report(who, policy, verdicts)
 
 

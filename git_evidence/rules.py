@@ -230,6 +230,9 @@ class CommitSummary(NamedTuple):
     evidence_values: tuple[tuple[str, str, str], ...] = ()
     # evidence paths a merge kept from an older copy (SPEC §10, the endpoint rule)
     kept: tuple[str, ...] = ()
+    # (status, old blob, new blob, path) of each change to the retry quota (SPEC §12),
+    # append-only like the ledger
+    quota: tuple[tuple[str, str, str, str], ...] = ()
 
 
 # Classes whose plain rows are read past their path (status, mode, blob ids).
@@ -238,8 +241,11 @@ _WATCHED = EVIDENCE_CLASSES | {paths.TEST}
 _CLASS_SETS: dict[tuple[str, ...], frozenset[str]] = {}
 
 
-def summarize(commit: CommitDiff, classifier: Classifier, ledger_path: str = "") -> CommitSummary:
-    """``ledger_path`` (folded): changes to it keep their blob ids for the ledger checks.
+def summarize(
+    commit: CommitDiff, classifier: Classifier, ledger_path: str = "", quota_path: str = ""
+) -> CommitSummary:
+    """``ledger_path`` and ``quota_path`` (folded): changes to them keep their blob ids
+    for the append-only checks.
 
     Plain rows come raw (``commit.rows``): each is looked up by its path's bytes, so a
     path the push names again costs one dict lookup, and only test and evidence rows
@@ -248,6 +254,7 @@ def summarize(commit: CommitDiff, classifier: Classifier, ledger_path: str = "")
     added: list[str] = []
     changed: list[str] = []
     ledger: list[tuple[str, str, str, str]] = []
+    quota: list[tuple[str, str, str, str]] = []
     values: list[tuple[str, str, str]] = []
     if commit.rows:
         known = classifier.plain_classes
@@ -268,8 +275,12 @@ def summarize(commit: CommitDiff, classifier: Classifier, ledger_path: str = "")
                     (added if status == "A" else changed).append(path)
                     continue
                 values.append((path, sys.intern(new_mode), new_oid))
-                if klass == paths.LEDGER and fold_path(path) == ledger_path:
-                    ledger.append((status, old_oid, new_oid, path))
+                if klass == paths.LEDGER:
+                    folded = fold_path(path)
+                    if folded == ledger_path:
+                        ledger.append((status, old_oid, new_oid, path))
+                    elif folded == quota_path:
+                        quota.append((status, old_oid, new_oid, path))
     for change in commit.changes:
         klass = classifier.classify_change(change).klass
         by_class.setdefault(klass, []).append(change.path)
@@ -277,8 +288,12 @@ def summarize(commit: CommitDiff, classifier: Classifier, ledger_path: str = "")
             (added if change.status == "A" else changed).append(change.path)
         elif klass in EVIDENCE_CLASSES:
             values.append((change.path, change.new_mode, change.object_ids()[1]))
-            if klass == paths.LEDGER and fold_path(change.path) == ledger_path:
-                ledger.append((change.status, *change.object_ids(), change.path))
+            if klass == paths.LEDGER:
+                folded = fold_path(change.path)
+                if folded == ledger_path:
+                    ledger.append((change.status, *change.object_ids(), change.path))
+                elif folded == quota_path:
+                    quota.append((change.status, *change.object_ids(), change.path))
     key = tuple(by_class)
     classes = _CLASS_SETS.get(key) or _CLASS_SETS.setdefault(key, frozenset(key))
     return CommitSummary(
@@ -290,6 +305,7 @@ def summarize(commit: CommitDiff, classifier: Classifier, ledger_path: str = "")
         tuple(changed),
         tuple(ledger),
         tuple(values),
+        quota=tuple(quota),
     )
 
 
@@ -543,11 +559,7 @@ def judge_update(
                 base_ref=policy.base,
             )
         )
-    untrusted = {
-        k
-        for k in evidence
-        if not (who.ledger_writer(policy) if k == paths.LEDGER else who.evidence_writer(policy))
-    }
+    untrusted = {k for k in evidence if not _may_write(k, union.get(k, {}), policy, who)}
     if untrusted:
         ledger_only = untrusted == {paths.LEDGER}
         findings.append(
@@ -722,6 +734,20 @@ def mix_message(commit: CommitSummary) -> str:
     evidence = ", ".join(k for k in _EVIDENCE_ORDER if k in classes)
     subject = "the staged change" if commit.oid == STAGED else "merge" if commit.merge else "commit"
     return f"{subject} mixes evidence ({evidence}) with {beside}"
+
+
+def _may_write(klass: str, changed: Iterable[str], policy: Policy, who: Identity) -> bool:
+    if klass != paths.LEDGER:
+        return who.evidence_writer(policy)
+    if who.ledger_writer(policy):
+        return True
+    # The retry quota sits in the ledger's class but takes grants from evidence
+    # writers; its own check holds each appended line to its writer (quota.py).
+    quota = fold_path(policy.quota_path)
+    listed = list(changed)
+    return (
+        who.evidence_writer(policy) and bool(listed) and all(fold_path(p) == quota for p in listed)
+    )
 
 
 def _lists(union: dict[str, dict[str, None]]) -> dict[str, list[str]]:
