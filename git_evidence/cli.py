@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, TextIO, cast
 
-from git_evidence import __version__, console
+from git_evidence import __version__, budget, console
 
 # Only argparse and the error types load before a command is chosen: `--help` and the
 # non-judging commands do not pay for the judging machinery.
@@ -51,6 +51,22 @@ REV_HELP = "a commit: a hash, branch, tag or any revision git understands (defau
 def _add_format(parser: argparse.ArgumentParser) -> None:
     """``--format text|json``, for a command that renders its own JSON."""
     add_format(parser)
+
+
+def _count(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a number of findings (0: all), not {text!r}")
+    return int(text)
+
+
+def _add_max_findings(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--max-findings",
+        type=_count,
+        metavar="N",
+        help="text: show the first N findings in full and count the rest per rule "
+        "(default: git config evidence.maxFindings, else 20; 0: all); JSON lists all",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -93,6 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="judge as this pusher name against the policy's identities",
     )
     _add_format(p)
+    _add_max_findings(p)
 
     p = sub.add_parser(
         "classify",
@@ -140,6 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("remote", nargs="?", help="remote name (from git)")
     p.add_argument("url", nargs="?", help="remote URL (from git)")
     _add_format(p)
+    _add_max_findings(p)
 
     p = sub.add_parser(
         "pre-receive",
@@ -148,6 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
         "refs; a refusal refuses the whole push. Report on stderr.",
     )
     _add_format(p)
+    _add_max_findings(p)
 
     p = sub.add_parser(
         "post-receive",
@@ -257,6 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_freeze(sub)
     _add_judge(sub)
+    _add_labels(sub)
     p = sub.add_parser(
         "rules",
         help="list every rule id with its decision and fix",
@@ -286,6 +306,8 @@ COMMAND_MODULES = {
     "judge": "judge",
     "show-verdict": "show_verdict",
     "rules": "rules",
+    "labels": "labels",
+    "quota": "quota",
 }
 
 
@@ -385,6 +407,42 @@ def _add_freeze(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     _add_format(st)
 
 
+def _add_labels(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``labels`` and ``quota`` (SPEC §12)."""
+    p = sub.add_parser("labels", help="the sealed test labels: check them, or start a file")
+    verbs = p.add_subparsers(dest="verb", metavar="VERB", required=True)
+    c = verbs.add_parser(
+        "check", help="collected tests without a row, rows without a test, duplicates"
+    )
+    c.add_argument("--rev", metavar="REV", help="check the file at REV (default: the working tree)")
+    _add_format(c)
+    i = verbs.add_parser("init", help="write a starting file (every test invariant) to review")
+    for parser in (c, i):
+        parser.add_argument(
+            "pytest_args",
+            nargs=argparse.REMAINDER,
+            metavar="-- PYTEST_ARGS",
+            help="arguments for the pytest collection (after --)",
+        )
+
+    p = sub.add_parser("quota", help="the retry quota: status, spend (CI), grant")
+    verbs = p.add_subparsers(dest="verb", metavar="VERB", required=True)
+    st = verbs.add_parser("status", help="retries remaining, and the latest spends")
+    st.add_argument("--rev", metavar="REV", help="read the file at REV (default: working tree)")
+    _add_format(st)
+    sp = verbs.add_parser("spend", help="append the retries a run used, from its JUnit XML (CI)")
+    sp.add_argument("--from-junit", required=True, metavar="FILE", help="the run's JUnit XML")
+    sp.add_argument("--candidate", default="HEAD", metavar="REV", help="the commit tested")
+    sp.add_argument("--writer", help="the ledger writer recorded (default: the pusher variables)")
+    sp.add_argument("--ci", action="store_true", help="the writer is not known locally")
+    gr = verbs.add_parser(
+        "grant", help="append retries for nondeterministic tests (evidence writer)"
+    )
+    gr.add_argument("amount", type=int, metavar="N", help="how many retries to grant")
+    gr.add_argument("--reason", required=True, help="why, for people reading the file")
+    gr.add_argument("--writer", help="the evidence writer recorded")
+
+
 def _command(name: str) -> Callable[[argparse.Namespace], Report | int]:
     # Each command imports only what it needs, so hooks start fast.
     module = importlib.import_module(f"git_evidence.commands.{COMMAND_MODULES[name]}")
@@ -423,12 +481,20 @@ def _main(words: list[str]) -> int:
     except BrokenPipeError:
         raise
     except EvidenceError as exc:
+        writing = budget.PROGRESS.stage == "writing the report"
+        budget.stop()
+        if writing and args.command in HOOKS:  # the budget may have cut a line short
+            sys.stderr.write("\n")
         return _failed(exc, args, fmt)
     except KeyboardInterrupt:
+        budget.stop()
         console.say("interrupted; nothing was allowed")
         return EXIT_ERROR
     except Exception as exc:  # a hook never shows a raw traceback, never allows
+        budget.stop()
         return _crashed(exc, args, fmt)
+    finally:
+        budget.stop()
 
 
 def _parse(words: list[str]) -> argparse.Namespace:
@@ -480,6 +546,8 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
         code = result
     else:
         code = result.exit_code
+        # An armed time budget (pre-receive) also bounds rendering and writing.
+        budget.PROGRESS.stage = "writing the report"
         _emit(result, fmt, sys.stderr if hook else sys.stdout)
     if wrap:  # a command that renders only text: its lines and exit status, as JSON
         print(json.dumps({"exit": code, "output": lines}, indent=1))
@@ -590,10 +658,14 @@ def _error_identity(args: argparse.Namespace) -> Identity:
 
 
 def _emit(report: Report, fmt: str, stream: TextIO) -> None:
-    from git_evidence.report import to_json, to_text
+    from git_evidence.report import WIDTH, to_json, to_text
 
-    text = to_json(report) + "\n" if fmt == "json" else to_text(report)
-    if fmt == "text" and stream is sys.stderr:
+    pushed = fmt == "text" and stream is sys.stderr and console.gitlab()
+    # GitLab shows a hook's message to the pusher only on lines with its prefix; the
+    # lines are narrower by as much, so that they still fit 80 columns under `remote: `.
+    narrower = len(console.GITLAB_PREFIX) if pushed else 0
+    text = to_json(report) + "\n" if fmt == "json" else to_text(report, width=WIDTH - narrower)
+    if pushed:
         text = console.for_pusher(text)
     stream.write(text)
 

@@ -191,3 +191,46 @@ def chosen_policy(git: Git, base: str | None) -> Policy:
     if base:
         return policy_at(git, require_commit(git, base))
     return client_policy(git, None, git.refs())
+
+
+def local_base(git: Git, policy: Policy, refs: dict[str, str]) -> tuple[str | None, str]:
+    """Where a local test run reads sealed evidence (SPEC §12): the merge-base of
+    ``HEAD`` with the base branch as this clone knows it (origin's copy, else the local
+    branch). Returns the commit (None when there is none) and how it was found."""
+    head = git.resolve_commit("HEAD")
+    ref = tracking_ref("origin", policy.base, refs) or (
+        policy.base if policy.base in refs else None
+    )
+    if head is None or ref is None:
+        missing = "HEAD has no commit" if head is None else f"no {policy.base} here"
+        return None, missing
+    base = git.merge_base(head, refs[ref])
+    if base is None:
+        return None, f"HEAD shares no history with {ref}"
+    return base, f"merge-base of HEAD and {ref}"
+
+
+def sealed_labels(git: Git) -> tuple[bytes, str] | None:
+    """The labels file sealed outside the repository (``git config
+    evidence.labelsFile``), which wins over the base's, and its source."""
+    sealed = git.config_get("evidence.labelsFile")
+    if not sealed:
+        return None
+    try:
+        with open(sealed, "rb") as handle:
+            return handle.read(), f"sealed:{sealed}"
+    except OSError as exc:
+        raise UsageError(
+            f"cannot read the sealed labels file {sealed}: {exc.strerror}",
+            fix="fix or unset `git config evidence.labelsFile`",
+        ) from None
+
+
+def labels_bytes(git: Git, policy: Policy, base: str | None) -> tuple[bytes | None, str]:
+    """The labels file in force and where it came from: a sealed file wins, else the
+    base's ``[labels].path`` (None when the base has none)."""
+    sealed = sealed_labels(git)
+    if sealed is not None:
+        return sealed
+    source = f"base:{policy.labels_path}"
+    return (git.blob_at(base, policy.labels_path) if base else None), source

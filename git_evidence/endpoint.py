@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from git_evidence.errors import GitError
 from git_evidence.git import Git, decode_path
@@ -83,9 +83,18 @@ def answering(
                     if klass not in EVIDENCE_CLASSES:
                         plain.add(path)
     graph = _Graph(git, facts, facts.commit, summaries, wanted, touching)
-    for klass, path, mode, oid in rows:
+    walked = [row for row in rows if row[1] in graph.merged_over or row[1] in plain]
+    # All paths in one pass over the graph (a bit per path); a merge that names one
+    # parent twice (commit-tree allows it) is left to the per-path walk, whose
+    # reading of it the bit-parallel pass does not reproduce.
+    answers = (
+        graph.walk_all([(path, (path, mode, oid)) for _, path, mode, oid in walked])
+        if not graph.repeated_parent
+        else {path: graph.walk(path, (path, mode, oid)) for _, path, mode, oid in walked}
+    )
+    for klass, path, _mode, _oid in rows:
         if path in graph.merged_over or path in plain:
-            blamed, explained = graph.walk(path, (path, mode, oid))
+            blamed, explained = answers[path]
         else:
             # No merge takes this path from one parent against another's copy, and
             # every commit touching it does so as evidence: walking back from new,
@@ -132,6 +141,7 @@ class _Graph:
             if commits:
                 self.parents[commits[-1]] = []
         self.merged_over = {path for _, _, path in self.differs}
+        self.repeated_parent = any(len(set(ps)) < len(ps) for ps in self.parents.values())
         self.tip = tip
         self._segments(tip)
         # path → segment → positions of the commits touching it there, in order
@@ -266,6 +276,135 @@ class _Graph:
             todo.append((commit, carriers))
             todo += [(c, None) for c in carriers if c not in stale]
         return blamed, explained
+
+    def walk_all(
+        self, wanted: Sequence[tuple[str, tuple[str, str, str]]]
+    ) -> dict[str, tuple[list[str], bool]]:
+        """``walk`` for many paths at once: one bit per path, one pass over the
+        segments and merges up from the outside (is the value stale there, per path)
+        and one down from the tip (which paths a walk would reach there)."""
+        bit = {path: i for i, (path, _) in enumerate(wanted)}
+        values = dict(wanted)
+        size = len(wanted)
+        everything = (1 << size) - 1
+
+        def mask(bits: Iterable[int]) -> int:
+            array = bytearray((size + 8) // 8)
+            for b in bits:
+                array[b >> 3] |= 1 << (b & 7)
+            return int.from_bytes(array, "little")
+
+        def ones(x: int) -> Iterator[int]:
+            text = bin(x)[:1:-1]
+            start = text.find("1")
+            while start >= 0:
+                yield start
+                start = text.find("1", start + 1)
+
+        # segment → the first touching position per path (entry is at the head)
+        first: dict[int, dict[int, int]] = {}
+        for path, by_segment in self.touch.items():
+            b = bit.get(path)
+            if b is None:
+                continue
+            for segment, positions in by_segment.items():
+                first.setdefault(segment, {})[b] = positions[0]
+        touched = {segment: mask(hits) for segment, hits in first.items()}
+        differ_bits: dict[tuple[str, str], list[int]] = {}
+        for merge, parent, path in self.differs:
+            b = bit.get(path)
+            if b is not None:
+                differ_bits.setdefault((merge, parent), []).append(b)
+        differ = {key: mask(bits) for key, bits in differ_bits.items()}
+        parents = self.parents
+
+        # nodes: a merge, or a segment by its head; children: what a walk steps to
+        def below(node: str) -> list[str | None]:
+            ps = parents.get(node)
+            if ps is None:
+                return []
+            if len(ps) > 1:
+                return list(ps)
+            return [self.below[self.where[node][0]]]
+
+        order: list[str] = []  # post-order: everything below a node before it
+        seen: set[str] = set()
+        stack: list[tuple[str, bool]] = [(self.tip, False)]
+        while stack:
+            node, done = stack.pop()
+            if done:
+                order.append(node)
+                continue
+            if node in seen:
+                continue
+            seen.add(node)
+            stack.append((node, True))
+            for child in below(node):
+                if child is not None and child not in seen and child in parents:
+                    stack.append((child, False))
+        stale: dict[str, int] = {}
+
+        def stale_of(node: str | None) -> int:
+            if node is None:
+                return everything  # a root that lacks the path
+            if node not in parents:
+                return everything  # outside the range
+            return stale[node]
+
+        own: dict[str, int] = {}
+        for node in order:
+            ps = parents[node]
+            if len(ps) > 1:
+                ds = [differ.get((node, p), 0) for p in ps]
+                mine = everything
+                for d in ds:
+                    mine &= d
+                own[node] = mine
+                carried = 0
+                for p, d in zip(ps, ds, strict=True):
+                    carried |= ~d & stale_of(p)
+                stale[node] = carried & ~mine & everything
+            else:
+                segment = self.where[node][0]
+                stale[node] = stale_of(self.below[segment]) & ~touched.get(segment, 0)
+        visit: dict[str, int] = {self.tip: everything}
+        blamed: dict[int, list[str]] = {}
+        explained: set[int] = set()
+
+        def judge_own(commit: str, b: int) -> None:
+            if values[wanted[b][0]] in self.summaries[commit].evidence_values:
+                explained.add(b)
+            else:
+                blamed.setdefault(b, []).append(commit)
+
+        for node in reversed(order):
+            here = visit.get(node, 0)
+            if not here:
+                continue
+            ps = parents[node]
+            if len(ps) > 1:
+                mine = own[node] & here
+                for b in ones(mine):
+                    judge_own(node, b)
+                rest = here & ~mine
+                some_differ = 0
+                for p in ps:
+                    d = differ.get((node, p), 0)
+                    some_differ |= d
+                    if p in parents:
+                        visit[p] = visit.get(p, 0) | (rest & ~d)
+                for b in ones(rest & some_differ & stale[node]):
+                    blamed.setdefault(b, []).append(node)
+            else:
+                segment = self.where[node][0]
+                hits = here & touched.get(segment, 0)
+                setters = first.get(segment, {})
+                for b in ones(hits):
+                    judge_own(self.members[segment][setters[b]], b)
+                child = self.below[segment]
+                if child is not None and child in parents:
+                    visit[child] = visit.get(child, 0) | (here & ~hits)
+        return {path: (blamed.get(b, []), b in explained) for path, b in bit.items()}
 
     def _own(self, commit: str, value: tuple[str, str, str], blamed: list[str]) -> bool:
         """``commit``'s own diff sets the value: as evidence, judged already (True);

@@ -6,7 +6,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Sequence
 
-from git_evidence import endpoint, ledgercheck, lockcheck, paths, rules
+from git_evidence import endpoint, ledgercheck, lockcheck, paths, quota, quotacheck, rules
 from git_evidence.budget import PROGRESS
 from git_evidence.endpoint import EndpointRow
 from git_evidence.errors import PolicyError
@@ -25,6 +25,8 @@ from git_evidence.ranges import (
 )
 from git_evidence.report import Report
 
+MAX_FINDINGS_KEY = "evidence.maxFindings"
+
 
 def decide(
     git: Git,
@@ -36,25 +38,42 @@ def decide(
     named_refs: bool = True,
 ) -> Report:
     """``named_refs=False`` judges ranges that are not ref updates (``check``)."""
+    # A judgement allocates acyclic data (tuples, strings, dicts and lists of them):
+    # the cyclic collector would only rescan every live summary again and again on a
+    # large push (a quarter of a second of 15,000 commits). It resumes afterwards.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _judge(git, updates, policy, view, who, named_refs)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _judge(
+    git: Git,
+    updates: Sequence[RefUpdate],
+    policy: Policy,
+    view: RefView,
+    who: Identity,
+    named_refs: bool,
+) -> Report:
     plans = plan_updates(git, updates, policy, view)
     for plan in plans:
         plan.named_ref = named_refs
     classifier = policy.classifier()
-    # The stream allocates only acyclic objects (tuples, strings); the cyclic collector
-    # would rescan every live summary again and again on a large push.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        ledger_path = fold_path(policy.ledger_path)
-        PROGRESS.stage = "diffing the pushed commits"
-        PROGRESS.listed = lambda: sum(len(p.commits) for p in plans)
-        summaries = {}
-        for commit in stream_commits(git, plans):
-            summaries[commit.oid] = rules.summarize(commit, classifier, ledger_path)
-            PROGRESS.commits += 1
-    finally:
-        if collecting:
-            gc.enable()
+    ledger_path = fold_path(policy.ledger_path)
+    quota_path = fold_path(policy.quota_path)
+    PROGRESS.stage = "diffing the pushed commits"
+    # Ranges of one push overlap; boundary commits (`-<oid>`) are not judged.
+    PROGRESS.listed = lambda: len({c for p in plans for c in p.commits if c[:1] != "-"})
+    summaries = {}
+    for commit in stream_commits(git, plans):
+        summaries[commit.oid] = rules.summarize(commit, classifier, ledger_path, quota_path)
+        PROGRESS.commits += 1
+    # Rows were classified by their raw bytes, each distinct path once; what follows
+    # asks by name (the classifier's own cache), so the raw keys can go.
+    classifier.plain_classes.clear()
     settle_plans(plans)
     with CatFile(git) as cat:
         PROGRESS.stage = "comparing each base with its new tip"
@@ -96,7 +115,32 @@ def decide(
             if touched or ledger_path in moved:
                 problems = ledgercheck.ledger_problems(git, cat, facts, touched, policy, pins)
                 outcome.findings += rules.decide_ledger(facts, problems, policy.ledger_path)
+            spent = [(c, change) for c in facts.commits for change in summaries[c].quota]
+            if spent or quota_path in moved:  # as the ledger: a kept older copy too
+                faults = quotacheck.quota_problems(git, cat, facts, spent, policy, who)
+                outcome.findings += quota.decide_quota(facts, faults, policy.quota_path)
     return Report(who, policy, decisions)
+
+
+def show_findings(git: Git, report: Report, given: int | None) -> None:
+    """How many findings the text report shows in full: ``--max-findings N``, else
+    ``git config evidence.maxFindings`` (for hooks, which take no options; read only
+    when some limit could hide a finding), else the default. 0 shows all."""
+    if given is not None:
+        report.max_findings = given
+        return
+    if sum(len(v.findings) for v in report.decisions) <= 1:
+        return
+    value = git.config_get(MAX_FINDINGS_KEY)
+    if value is None:
+        return
+    if value.strip().isdigit():
+        report.max_findings = int(value)
+    else:
+        report.notes.append(
+            f"git config {MAX_FINDINGS_KEY} is {value!r}, not a number of findings: "
+            f"showing {report.max_findings} (0 shows all)"
+        )
 
 
 def _endpoint(

@@ -13,7 +13,7 @@ import functools
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -154,7 +154,13 @@ def parse_note(data: bytes, annotated: str, *, known_canonical: bool = False) ->
     if not known_canonical:
         _exact_record(data, annotated)
     try:
-        doc = json.loads(data, object_pairs_hook=no_duplicate_keys)
+        # A canonical record was written from a dict: it has no duplicate key to look
+        # for (the hook costs more than the parse itself on a 10,000-file note).
+        doc = (
+            json.loads(data)
+            if known_canonical
+            else json.loads(data, object_pairs_hook=no_duplicate_keys)
+        )
     except ValueError as exc:
         raise _invalid(annotated, f"is not JSON: {exc}") from None
     lock = _lock_from(doc, annotated, checked=known_canonical)
@@ -188,9 +194,14 @@ def _lock_from(doc: Any, annotated: str, *, checked: bool = False) -> Lock:
     if not isinstance(files, dict):
         raise bad("files is not an object")
     entries: dict[str, Entry] = {}
-    for path, raw in files.items():
+    if checked:
         try:
-            entries[path] = _entry(raw, checked)
+            entries = _checked_entries(files)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise bad(f"a file's record is malformed ({exc})") from None
+    for path, raw in () if checked else files.items():
+        try:
+            entries[path] = _entry(raw)
         except (KeyError, TypeError, ValueError) as exc:
             raise bad(f"file {path!r}: {exc}") from None
     if not all(isinstance(doc[k], str) for k in ("pinned_by", "pinned_at")):
@@ -203,9 +214,9 @@ _OID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
-def _entry(raw: Any, checked: bool = False) -> Entry:
-    """One file of a note. ``checked``: the note was validated before, skip the field
-    shapes (they only make the hand-built canonical form safe to compare)."""
+def _entry(raw: Any) -> Entry:
+    """One file of a note, its fields' shapes checked (they make the hand-built
+    canonical form safe to compare)."""
     if not isinstance(raw, dict):
         raise TypeError("not an object")
     if raw.get("mode") == GITLINK_MODE:
@@ -219,7 +230,7 @@ def _entry(raw: Any, checked: bool = False) -> Entry:
         raise ValueError("fields must be mode, blob, size, sha256 (and lfs)")
     if not isinstance(raw["size"], int) or isinstance(raw["size"], bool) or raw["size"] < 0:
         raise TypeError("size is not a whole number")
-    for key, shape in () if checked else (("mode", _MODE), ("blob", _OID), ("sha256", _SHA256)):
+    for key, shape in (("mode", _MODE), ("blob", _OID), ("sha256", _SHA256)):
         if not isinstance(raw[key], str) or not shape.fullmatch(raw[key]):
             raise ValueError(f"{key} {raw[key]!r} is malformed")
     lfs = None
@@ -228,23 +239,63 @@ def _entry(raw: Any, checked: bool = False) -> Entry:
     return Entry(str(raw["mode"]), str(raw["blob"]), raw["size"], str(raw["sha256"]), lfs)
 
 
+def _checked_entries(files: Mapping[str, Any]) -> dict[str, Entry]:
+    """The files of a note validated before (LockCache): read, not checked again."""
+    entries: dict[str, Entry] = {}
+    for path, raw in files.items():
+        mode = raw["mode"]
+        if mode == GITLINK_MODE:
+            entries[path] = Entry(mode, raw["commit"])
+            continue
+        lfs = raw.get("lfs")
+        entries[path] = Entry(
+            mode,
+            raw["blob"],
+            raw["size"],
+            raw["sha256"],
+            None if lfs is None else f"{lfs['oid']} {int(lfs['size'])}",
+        )
+    return entries
+
+
 class LockRef(NamedTuple):
     commit: str  # the commit the note is attached to
     blob: str  # the note blob
 
 
 def find_lock(git: Git, notes_ref: str, rev: str) -> LockRef | None:
-    """The lock in force at ``rev``: the note on its nearest first-parent ancestor."""
-    blob = git.note_of(notes_ref, rev)
-    if blob is not None:
-        return LockRef(rev, blob)
+    """The lock in force at ``rev``: the note on its nearest first-parent ancestor. One
+    ``git notes list``; the first-parent walk only when ``rev`` has no note itself."""
     notes = git.notes(notes_ref)
+    if rev in notes:
+        return LockRef(rev, notes[rev])
+    return _nearest(git, notes, rev)
+
+
+def lock_in_force(
+    git: Git, notes_ref: str, rev: str, own: str | None, any_notes: bool
+) -> LockRef | None:
+    """``find_lock`` for a caller that has looked up ``rev``'s own note (``own_note``)
+    and whether ``notes_ref`` exists in a ``cat-file --batch-check`` of its own."""
+    if own is not None:
+        return LockRef(rev, own)
+    if not any_notes:
+        return None
+    return _nearest(git, git.notes(notes_ref), rev)
+
+
+def _nearest(git: Git, notes: Mapping[str, str], rev: str) -> LockRef | None:
     if not notes:
         return None
     for commit in git.first_parents(rev):
         if commit in notes:
             return LockRef(commit, notes[commit])
     return None
+
+
+def own_note(hits: Sequence[tuple[str, str] | None]) -> str | None:
+    """The note blob among a ``batch_check`` of ``note_paths``, if there is one."""
+    return next((hit[0] for hit in hits if hit is not None and hit[1] == "blob"), None)
 
 
 class CachedLock(NamedTuple):
@@ -256,6 +307,36 @@ class CachedLock(NamedTuple):
     files: int = 0
     pinned_by: str = ""
     pinned_at: str = ""
+
+
+_COMMON_DIRS: dict[tuple[str, str | None], str] = {}  # (where, GIT_DIR) → common dir
+
+
+def _where(git: Git) -> tuple[str, str | None]:
+    git_dir = os.environ.get("GIT_DIR") if git.cwd is None else None
+    return git.cwd or os.getcwd(), git_dir
+
+
+def resolve_commit(git: Git, rev: str) -> str | None:
+    """``rev`` peeled to a commit id, or None. The same ``rev-parse`` names the common
+    git directory, so the LockCache of this process starts no process of its own."""
+    code, out = git.run(
+        "rev-parse",
+        "--git-common-dir",
+        "--verify",
+        "--quiet",
+        "--end-of-options",
+        f"{rev}^{{commit}}",
+        ok_codes=(0, 1, 128),
+    )
+    common, _, oid = out.rstrip(b"\n").rpartition(b"\n")
+    if code != 0 or not common:
+        return None
+    where = _where(git)
+    if where[1] is None and where not in _COMMON_DIRS:
+        path = common.decode("utf-8", "surrogateescape")
+        _COMMON_DIRS[where] = os.path.abspath(os.path.join(git.cwd or "", path))
+    return oid.decode()
 
 
 class LockCache:
@@ -272,10 +353,15 @@ class LockCache:
 
     def _path(self, blob: str) -> str:
         if self._dir is None:
-            git_dir = os.environ.get("GIT_DIR") if self._git.cwd is None else None
-            common = git_dir or self._git.text("rev-parse", "--git-common-dir")
-            if self._git.cwd and not os.path.isabs(common):
-                common = os.path.join(self._git.cwd, common)
+            where = _where(self._git)
+            # One lookup a process (the lock check and verify each open a cache), none
+            # when resolve_commit asked already or git gave a hook its GIT_DIR.
+            common = where[1] or _COMMON_DIRS.get(where)
+            if common is None:
+                common = self._git.text("rev-parse", "--git-common-dir")
+                if self._git.cwd and not os.path.isabs(common):
+                    common = os.path.join(self._git.cwd, common)
+                _COMMON_DIRS[where] = common = os.path.abspath(common)
             self._dir = os.path.join(common, "git-evidence", CACHE_DIR)
         return os.path.join(self._dir, blob)
 

@@ -5,6 +5,7 @@ Over 300 lines on purpose: folding, globs, classes and structural evidence are o
 from __future__ import annotations
 
 import re
+import sys
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -249,6 +250,9 @@ class Classifier:
         )
         self._cache: dict[str, Match] = {}
         self._change_cache: dict[str, Match] = {}
+        # A plain row's raw path → (the path decoded and interned, its class): a push
+        # names the same paths again and again (see ``classify_plain``).
+        self.plain_classes: dict[bytes, tuple[str, str]] = {}
 
     @staticmethod
     def _compile_roots(
@@ -359,6 +363,17 @@ class Classifier:
             return None
         root = next(r for r in self._lock_roots if folded.startswith(r + "/"))
         return Match(FIXTURE, root, f"inside evidence root {root}/")
+
+    def classify_plain(self, raw: bytes) -> tuple[str, str]:
+        """``(path, class)`` of the raw path of a plain row (one parent, neither side a
+        symlink or a gitlink: its class depends on its path alone). Decoded with
+        surrogateescape (SPEC §4), interned and classified once; later rows find it in
+        ``plain_classes`` by their bytes, without decoding."""
+        path = sys.intern(raw.decode("utf-8", "surrogateescape"))
+        hit = (path, self.classify_change(Change("M", "", "", "", "", path)).klass)
+        if len(self.plain_classes) < _CACHE_LIMIT:
+            self.plain_classes[raw] = hit
+        return hit
 
     def classify_change(self, change: Change) -> Match:
         """The class that counts for a change (SPEC §4): the path's own class, raised

@@ -10,17 +10,18 @@ moved it meanwhile; then the notes are written again on top of the new tip."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Mapping, Sequence
 
 from git_evidence.errors import EvidenceError
-from git_evidence.git import Git, blob_id
+from git_evidence.git import Git
 from git_evidence.lock import (
     Lock,
     LockCache,
     LockInvalid,
     LockRef,
+    lock_in_force,
     note_paths,
+    own_note,
     previous_lock,
     read_lock,
 )
@@ -73,11 +74,28 @@ def pin(
 ) -> tuple[Lock, bool]:
     """Write the lock note for ``rev``; ``(lock, written)``. A rev whose own note is a
     valid lock of the same trees is left as it is (re-pinning is idempotent); a note
-    that is not (not byte-exact, another commit's, broken) is replaced."""
-    start = previous_lock(git, notes_ref, rev)
-    walk = [(rev, root_trees(git, rev, roots))]
-    wanted = needs_pin(walk, rev, roots, start)
-    return pin_commits(git, wanted, roots, exclude, notes_ref, pinned_by, start, progress)[-1]
+    that is not (not byte-exact, another commit's, broken) is replaced.
+
+    One ``cat-file --batch-check`` answers where ``rev``'s note would be, where the
+    notes ref is and the root trees; the lock before it is looked for only when
+    ``rev`` has no note of its own."""
+    spots = note_paths(notes_ref, rev)
+    hits = git.batch_check([*spots, notes_ref, *(f"{rev}:{root}" for root in roots)])
+    own = own_note(hits[: len(spots)])
+    tip_hit = hits[len(spots)]
+    tip = tip_hit[0] if tip_hit is not None else None
+    trees = tree_ids(roots, hits[len(spots) + 1 :])
+    cache = LockCache(git)
+    start = _valid(git, cache, rev, own)
+    if start is not None and start.roots == tuple(roots) and dict(start.trees) == trees:
+        return start, False
+    if own is None and tip is not None:
+        found = lock_in_force(git, notes_ref, rev, None, any_notes=True)
+        start = _valid(git, cache, found.commit, found.blob) if found is not None else None
+    wanted = [(rev, trees)]
+    return pin_commits(
+        git, wanted, roots, exclude, notes_ref, pinned_by, start, progress, ({}, tip)
+    )[-1]
 
 
 def pin_range(
@@ -135,13 +153,15 @@ def pin_commits(
     pinned_by: str,
     start: Lock | None,
     progress: Callable[[int, int], None] | None = None,
+    known: tuple[dict[str, str], str | None] | None = None,
 ) -> list[tuple[Lock, bool]]:
     """Pin each of ``wanted`` (oldest first, with its root trees), reusing the hashes
     of the lock before it; a commit whose own note is already a valid lock of those
-    trees keeps it. All new notes are written in one notes commit."""
+    trees keeps it. All new notes are written in one notes commit. ``known``: the
+    notes ``wanted`` already have and the notes ref's value, when the caller looked."""
     roots_key = tuple(roots)
     cache = LockCache(git)
-    own = _own_notes(git, notes_ref, [commit for commit, _ in wanted])
+    own, tip = known if known is not None else _own_notes(git, notes_ref, [c for c, _ in wanted])
     current = start
     results: list[tuple[Lock, bool]] = []
     for commit, trees in wanted:
@@ -153,23 +173,25 @@ def pin_commits(
         _, files = build_manifest(git, commit, roots, exclude, current, progress, trees=trees)
         current = Lock(commit, roots_key, trees, files, pinned_by, now_utc())
         results.append((current, True))
-    write_notes(git, notes_ref, [lock for lock, written in results if written], cache)
+    write_notes(git, notes_ref, tip, [lock for lock, written in results if written], cache)
     return results
 
 
-def _own_notes(git: Git, notes_ref: str, commits: Sequence[str]) -> dict[str, str]:
-    """The note blob each of ``commits`` already has, in one ``cat-file --batch-check``."""
+def _own_notes(
+    git: Git, notes_ref: str, commits: Sequence[str]
+) -> tuple[dict[str, str], str | None]:
+    """The note blob each of ``commits`` already has, and the notes ref's value, in
+    one ``cat-file --batch-check``."""
+    per = len(note_paths(notes_ref, "0" * 40))
     spots = [spot for commit in commits for spot in note_paths(notes_ref, commit)]
-    hits = git.batch_check(spots)
-    per = len(spots) // len(commits) if commits else 0
+    hits = git.batch_check([*spots, notes_ref])
     own: dict[str, str] = {}
     for i, commit in enumerate(commits):
-        blob = next(
-            (hit[0] for hit in hits[i * per : (i + 1) * per] if hit and hit[1] == "blob"), None
-        )
+        blob = own_note(hits[i * per : (i + 1) * per])
         if blob is not None:
             own[commit] = blob
-    return own
+    tip = hits[-1][0] if hits[-1] is not None else None
+    return own, tip
 
 
 def _valid(git: Git, cache: LockCache, commit: str, blob: str | None) -> Lock | None:
@@ -181,32 +203,26 @@ def _valid(git: Git, cache: LockCache, commit: str, blob: str | None) -> Lock | 
         return None  # replaced by a valid pin: this is how a broken note is repaired
 
 
-def write_notes(git: Git, notes_ref: str, locks: Sequence[Lock], cache: LockCache) -> None:
-    """Attach each lock's canonical bytes, exactly, as its commit's note: one notes
-    commit, on top of the notes ref as it is when written."""
+def write_notes(
+    git: Git, notes_ref: str, tip: str | None, locks: Sequence[Lock], cache: LockCache
+) -> None:
+    """Attach each lock's canonical bytes, exactly, as its commit's note: the blobs
+    written by one ``hash-object``, the notes by one notes commit on top of the notes
+    ref (``tip`` first, then its value when another writer moved it meanwhile)."""
     if not locks:
         return
-    notes = {lock.commit: lock.canonical for lock in locks}
+    blobs = git.write_blobs([lock.canonical for lock in locks])
+    notes = {lock.commit: blob for lock, blob in zip(locks, blobs, strict=True)}
     message = f"git evidence: pin {len(notes)} commit(s)\n"
-    for _ in range(WRITE_ATTEMPTS):
-        if git.write_notes(notes_ref, notes, message):
+    for attempt in range(WRITE_ATTEMPTS):
+        if attempt:
+            tip = git.ref_oid(notes_ref)
+        if git.write_notes(notes_ref, tip, notes, message):
             break
     else:
         raise EvidenceError(
             f"{notes_ref} kept moving while the lock was written ({WRITE_ATTEMPTS} tries)",
             fix="run the pin again: git evidence lock REV",
         )
-    for lock in locks:
-        cache.put(blob_id(lock.canonical, lock.commit), lock)
-
-
-def terminal_progress(label: str) -> Callable[[int, int], None] | None:
-    if not sys.stderr.isatty():
-        return None
-
-    def show(done: int, total: int) -> None:
-        end = "\n" if done == total else ""
-        sys.stderr.write(f"\r{label}: hashed {done}/{total} blobs{end}")
-        sys.stderr.flush()
-
-    return show
+    for lock, blob in zip(locks, blobs, strict=True):
+        cache.put(blob, lock)

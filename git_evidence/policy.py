@@ -17,6 +17,7 @@ from typing import Any
 from git_evidence import paths
 from git_evidence.errors import PolicyError
 from git_evidence.globs import has_wildcard, ref_glob_regex
+from git_evidence.labels import MAX_RETRIES
 from git_evidence.paths import Classifier
 from git_evidence.properties import JudgeConfig, judge_section
 from git_evidence.records import record_digest
@@ -77,6 +78,9 @@ class Policy:
     lock_required: bool = False
     ledger_path: str = "tests/freeze.jsonl"
     max_window_hours: int = 72
+    labels_path: str = "tests/evidence-labels.tsv"  # [labels] (SPEC §12)
+    quota_path: str = "tests/retry-quota.jsonl"
+    retries: int = 2
     time_budget_s: float = 4.5  # under GitHub Enterprise Server's shared 5 s
     source: str = "built-in defaults"
     judge: JudgeConfig = field(default_factory=JudgeConfig)
@@ -92,19 +96,32 @@ class Policy:
         return self.evidence_writers if self.reviewers is None else self.reviewers
 
     def effective_globs(self) -> dict[str, tuple[str, ...]]:
-        """The globs classification uses: the file's, plus the built-in policy globs
-        and the ledger path, which no policy can drop."""
+        """The globs classification uses: the file's, plus the built-in policy globs,
+        the ledger path and the labels and quota paths, which no policy can drop.
+
+        The labels file is policy (evidence writers change it). The retry quota is
+        append-only like the freeze ledger, so it is in the ledger's class: the same
+        prefix rule at push, and ledger writers (CI) append spends to it; grants come
+        from evidence writers, which ``rules.decide_update`` lets through for this one
+        path and ``quota.check_change`` then holds to each line's kind."""
         globs = {k: tuple(v) for k, v in self.paths.items()}
         globs[paths.POLICY] = (*BUILTIN_POLICY_GLOBS, *globs.get(paths.POLICY, ()))
-        ledger = "/" + self.ledger_path
-        if ledger not in globs.get(paths.LEDGER, ()):
-            globs[paths.LEDGER] = (*globs.get(paths.LEDGER, ()), ledger)
+        for klass, path in (
+            (paths.LEDGER, self.ledger_path),
+            (paths.LEDGER, self.quota_path),
+            (paths.POLICY, self.labels_path),
+        ):
+            if "/" + path not in globs.get(klass, ()):
+                globs[klass] = (*globs.get(klass, ()), "/" + path)
         return globs
 
     def classifier(self) -> Classifier:
-        # The built-in policy globs and the ledger path are forced: matched before the
-        # class's own globs, so no negation takes them back.
-        forced = {paths.POLICY: BUILTIN_POLICY_GLOBS, paths.LEDGER: ("/" + self.ledger_path,)}
+        # The built-in policy globs, the labels file, the ledger and the retry quota are
+        # forced: matched before the class's own globs, so no negation takes them back.
+        forced = {
+            paths.POLICY: (*BUILTIN_POLICY_GLOBS, "/" + self.labels_path),
+            paths.LEDGER: ("/" + self.ledger_path, "/" + self.quota_path),
+        }
         return Classifier(self.paths, extra_roots=self.lock_roots, forced=forced)
 
     @cached_property
@@ -143,6 +160,11 @@ class Policy:
             },
             "ledger": {"path": self.ledger_path, "max_window_hours": self.max_window_hours},
             **self._judge_dict(),
+            "labels": {
+                "path": self.labels_path,
+                "quota_path": self.quota_path,
+                "retries": self.retries,
+            },
         }
 
     def _judge_dict(self) -> dict[str, Any]:
@@ -262,6 +284,7 @@ TABLE_KEYS = {
     "lock": {"roots", "exclude", "notes_ref", "required"},
     "ledger": {"path", "max_window_hours"},
     "judge": {"notes_ref", "repeat", "seeds", "timeout_s", "property"},
+    "labels": {"path", "quota_path", "retries"},
 }
 
 
@@ -311,6 +334,8 @@ def parse_policy(data: bytes, source: str) -> Policy:
     values.update(_ledger(reader, doc.get("ledger", {})))
     lock_ref = doc.get("lock", {}).get("notes_ref", Policy.notes_ref)
     values.update(judge_section(reader, doc.get("judge", {}), lock_ref))
+    values.update(_labels(reader, doc.get("labels", {})))
+    _distinct_files(reader, values)
     return Policy(**values)
 
 
@@ -418,6 +443,50 @@ def _ledger(reader: _Reader, table: dict[str, Any]) -> dict[str, Any]:
             )
         out["max_window_hours"] = value
     return out
+
+
+def _plain_path(reader: _Reader, table: str, key: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise reader.fail(table, key, f"expected a string, got {_kind(value)}")
+    problem = paths.glob_problem(value)
+    if problem or any(c in value for c in "*?[!") or not value.strip("/"):
+        raise reader.fail(table, key, f"{value!r}: {problem or 'must be a plain path'}")
+    return paths.canonical_glob(value).strip("/")
+
+
+def _labels(reader: _Reader, table: dict[str, Any]) -> dict[str, Any]:
+    """``[labels]`` (SPEC §12): the sealed test labels, the retry quota, the retries a
+    nondeterministic test may use."""
+    out: dict[str, Any] = {}
+    if "path" in table:
+        out["labels_path"] = _plain_path(reader, "labels", "path", table["path"])
+    if "quota_path" in table:
+        out["quota_path"] = _plain_path(reader, "labels", "quota_path", table["quota_path"])
+    if "retries" in table:
+        value = table["retries"]
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_RETRIES:
+            raise reader.fail(
+                "labels",
+                "retries",
+                f"expected a whole number from 0 to {MAX_RETRIES}, got {value!r}",
+            )
+        out["retries"] = value
+    return out
+
+
+def _distinct_files(reader: _Reader, values: dict[str, Any]) -> None:
+    """The ledger, the labels, the quota and the policy file are four different files."""
+    named = {
+        ("ledger", "path"): values.get("ledger_path", Policy.ledger_path),
+        ("labels", "path"): values.get("labels_path", Policy.labels_path),
+        ("labels", "quota_path"): values.get("quota_path", Policy.quota_path),
+    }
+    seen = {paths.fold_path(POLICY_FILE): "the policy file"}
+    for (table, key), path in named.items():
+        folded = paths.fold_path(path)
+        if folded in seen:
+            raise reader.fail(table, key, f"{path!r} is already {seen[folded]}")
+        seen[folded] = f"{table}.{key}"
 
 
 # -- where the policy comes from -----------------------------------------------------

@@ -5,15 +5,16 @@ This layer asks git questions and gathers facts; it decides nothing.
 
 from __future__ import annotations
 
+import itertools
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from git_evidence.errors import UsageError
+from git_evidence.errors import GitError, UsageError
 from git_evidence.git import CatFile, Git, decode_path, is_zero
 from git_evidence.links import LinkWalk, follow_link
-from git_evidence.paths import SYMLINK_MODE, Change
+from git_evidence.paths import GITLINK_MODE, SYMLINK_MODE, Change
 from git_evidence.policy import Policy
 
 _HEX = frozenset("0123456789abcdef")
@@ -158,52 +159,103 @@ def settle_plans(plans: Sequence[UpdateFacts]) -> None:
 
 def stream_commits(git: Git, plans: Sequence[UpdateFacts]) -> Iterator[CommitDiff]:
     """Every commit of every plan's range, each once, through one ``diff-tree``.
-    Fills each plan's ``commits`` list as a side effect."""
+    Fills each plan's ``commits`` list as a side effect. Plain rows come as raw
+    ``rows`` (``CommitDiff``): the summary classifies them by their bytes."""
     judged = [p for p in plans if p.revlist is not None]
     members: list[list[str]] = [p.commits for p in judged]
-    tokens = git.diff_tree_stream([p.revlist or () for p in judged], members)
+    chunks = git.diff_tree_chunks([p.revlist or () for p in judged], members)
     with CatFile(git) as blobs:
-        yield from parse_raw(tokens, LinkResolver(git, blobs))
+        yield from parse_raw(
+            itertools.chain.from_iterable(chunks), LinkResolver(git, blobs), plain_rows=True
+        )
 
 
 class CommitDiff(NamedTuple):
     oid: str
     merge: bool
     changes: tuple[Change, ...]
+    # With ``plain_rows``: the rows of one parent and no symlink or gitlink, raw and
+    # flat (``meta, path, meta, path, …``). They live until the commit is summarized;
+    # the summary classifies each distinct path once per push, by its bytes.
+    rows: Sequence[bytes] = ()
 
 
 def parse_raw(
-    tokens: Iterator[bytes], links: LinkResolver, first_commit: str | None = None
+    tokens: Iterator[bytes],
+    links: LinkResolver,
+    first_commit: str | None = None,
+    *,
+    plain_rows: bool = False,
 ) -> Iterator[CommitDiff]:
     """Parse ``diff-tree -z --raw`` (combined rows for merges) token by token.
 
     ``first_commit`` names the changes when the output has no header (``diff-index
-    --cached``: links are then followed through the index)."""
+    --cached``: links are then followed through the index). ``plain_rows``: plain
+    rows are handed on raw in ``rows`` instead of as ``Change`` objects."""
     in_index = first_commit is not None
     oid = first_commit
     merge = False
     changes: list[Change] = []
-    meta: bytes | None = None
+    rows: list[bytes] = []
     for token in tokens:
-        if meta is not None:
-            # Interned: a push touches the same paths again and again.
-            changes.append(
-                _change(meta, sys.intern(decode_path(token)), links, None if in_index else oid)
-            )
-            if meta.startswith(b"::"):
-                merge = True
-            meta = None
-        elif token.startswith(b":"):
-            meta = token
-        else:
+        if not token or token[0] != _COLON:
             if oid is not None:
-                yield CommitDiff(oid, merge, links.dependents(oid, changes))
-            oid, merge, changes = sys.intern(token.decode()), False, []
+                yield _commit(oid, merge, changes, rows, links, in_index)
+            oid, merge, changes, rows = sys.intern(token.decode()), False, [], []
+            continue
+        raw = next(tokens, None)
+        if raw is None:
+            raise GitError(["git", "diff-tree"], 0, token, b"a row without a path")
+        if plain_rows and token[1] != _COLON and _PLAIN_MODES[token[1:14]]:
+            rows.append(token)
+            rows.append(raw)
+            continue
+        # Interned: a push touches the same paths again and again.
+        changes.append(
+            _change(token, sys.intern(decode_path(raw)), links, None if in_index else oid)
+        )
+        if token[1] == _COLON:
+            merge = True
     if oid is not None:
-        yield CommitDiff(oid, merge, links.dependents(None if in_index else oid, changes))
+        yield _commit(oid, merge, changes, rows, links, in_index)
+
+
+def _commit(
+    oid: str,
+    merge: bool,
+    changes: list[Change],
+    rows: list[bytes],
+    links: LinkResolver,
+    in_index: bool,
+) -> CommitDiff:
+    if not changes:
+        return CommitDiff(oid, merge, (), rows)
+    return CommitDiff(oid, merge, links.dependents(None if in_index else oid, changes), rows)
+
+
+_COLON = ord(":")
+
+
+class _PlainModes(dict[bytes, bool]):
+    """``<old mode> <new mode>`` of a raw row → whether it is plain: neither side a
+    symlink or a gitlink (whose rows need their targets read)."""
+
+    def __missing__(self, key: bytes) -> bool:
+        modes = key.split(b" ")
+        plain = (
+            len(modes) == 2
+            and all(len(mode) == 6 and mode.isdigit() for mode in modes)
+            and not {_SYMLINK_BYTES, _GITLINK_BYTES} & set(modes)
+        )
+        self[key] = plain
+        return plain
+
+
+_PLAIN_MODES = _PlainModes()
 
 
 _SYMLINK_BYTES = SYMLINK_MODE.encode()
+_GITLINK_BYTES = GITLINK_MODE.encode()
 _MODES: dict[bytes, str] = {}
 
 

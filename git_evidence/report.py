@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
-import textwrap
+import unicodedata
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -13,11 +15,21 @@ from git_evidence.rules import ALLOW, Finding, UpdateDecision, worst
 if TYPE_CHECKING:
     from git_evidence.identity import Identity
     from git_evidence.policy import Policy
+    from git_evidence.ranges import UpdateFacts
 
 # git prefixes each relayed line with `remote: ` (8 columns); 72 keeps lines in 80.
 WIDTH = 72
 MAX_PATHS = 20
 ACCEPTED_PATHS = 3  # paths named on the line of an accepted hold
+# Findings a text report shows in full; the rest are counted per rule, with the
+# command that lists them (`--max-findings N`, `git config evidence.maxFindings N`).
+MAX_FINDINGS = 20
+# Above this many findings JSON is written without indentation: json's C encoder
+# serves only that case, and nobody reads thousands of findings by eye.
+JSON_INDENT_FINDINGS = 200
+_SPACES = str.maketrans("\t\n\r\v\f", "     ")
+_KEEP = "\0"  # stands for the spaces of a command that a wrapped line keeps whole
+CONTINUED = "    "  # how a wrapped line goes on
 
 
 @dataclass
@@ -28,6 +40,7 @@ class Report:
     error: Finding | None = None
     notes: list[str] = field(default_factory=list)
     staged: bool = False  # pre-commit's judgement of the staged change
+    max_findings: int = MAX_FINDINGS  # shown in full in text; 0: all
 
     @property
     def decision(self) -> str:
@@ -66,7 +79,8 @@ def to_json(report: Report) -> str:
         doc["error"] = _finding_json(report.error)
     if report.notes:
         doc["notes"] = report.notes
-    return json.dumps(doc, indent=1, sort_keys=False)
+    many = sum(len(v.findings) for v in report.decisions) > JSON_INDENT_FINDINGS
+    return json.dumps(doc, indent=None if many else 1, sort_keys=False)
 
 
 def _update_json(outcome: UpdateDecision) -> dict[str, Any]:
@@ -95,12 +109,17 @@ def _finding_json(finding: Finding) -> dict[str, Any]:
     }
 
 
-def to_text(report: Report, *, verbose: bool = True) -> str:
+def to_text(report: Report, *, verbose: bool = True, width: int = WIDTH) -> str:
+    """The report for people: lines of at most ``width`` columns (a path or a command
+    longer than that stays whole); the first ``report.max_findings`` findings in full,
+    then per update one line per rule counting the rest, with the command that lists
+    them."""
     lines: list[str] = []
     for note in report.notes:
-        lines += _wrap(f"{PREFIX}: {note}")
+        lines += wrap(f"{PREFIX}: {note}", width)
     if report.error is not None:
-        lines += _finding_lines(report.error)
+        lines += _finding_lines(report.error, width)
+    room = report.max_findings if report.max_findings > 0 else None
     for outcome in report.decisions:
         facts = outcome.facts
         if not outcome.findings and not verbose:
@@ -112,62 +131,117 @@ def to_text(report: Report, *, verbose: bool = True) -> str:
             span += f" since {facts.base[:12]}"
         elif outcome.judged and facts.commits:
             span += ", no history in common with the base"
-        lines.append(f"{PREFIX}: {facts.update.ref}: {outcome.decision} ({span})")
-        for finding in outcome.findings:
-            lines += _finding_lines(finding)
-    lines += textwrap.wrap(
-        _summary(report),
-        WIDTH,
-        subsequent_indent="    ",
-        break_on_hyphens=False,
-        break_long_words=False,
-    )
+        lines += wrap(f"{PREFIX}: {facts.update.ref}: {outcome.decision} ({span})", width)
+        findings = outcome.findings
+        shown = findings if room is None else findings[:room]
+        for finding in shown:
+            lines += _finding_lines(finding, width)
+        if room is not None:
+            room -= len(shown)
+            if len(findings) > len(shown):
+                lines += _more_lines(outcome, findings[len(shown) :], width)
+    lines += wrap(_summary(report), width)
     return "\n".join(lines) + "\n"
 
 
-def _wrap(text: str) -> list[str]:
-    """One message in lines that fit under git's `remote: ` prefix."""
-    return textwrap.wrap(
-        text, WIDTH, subsequent_indent="    ", break_on_hyphens=False, break_long_words=False
-    ) or [text]
+def wrap(
+    text: str, width: int = WIDTH, first: str = "", rest: str = CONTINUED, keep: str = ""
+) -> list[str]:
+    """``text`` in lines of at most ``width`` columns (a wide character counts two),
+    broken at spaces: the first line starts with ``first``, the others with ``rest``.
+    A word longer than a line stays whole, and so does ``keep`` (a command to copy)."""
+    line = first + text
+    if line.isascii() and len(line) <= width and line.isprintable():
+        return [line]
+    text = text.translate(_SPACES)
+    if keep:
+        text = text.replace(keep, keep.replace(" ", _KEEP))
+    lines: list[str] = []
+    line, used, fresh = first, _columns(first), True
+    for word in text.split(" "):
+        if fresh and not word:
+            continue  # spaces where a line starts or breaks
+        size = _columns(word)
+        if fresh:
+            line, used, fresh = line + word, used + size, False
+        elif used + 1 + size <= width:
+            line, used = f"{line} {word}", used + 1 + size
+        else:
+            lines.append(line)
+            line, used = rest + word, len(rest) + size
+    lines.append(line)
+    return [x.replace(_KEEP, " ") for x in lines] if keep else lines
 
 
-def _finding_lines(finding: Finding) -> list[str]:
+def _columns(text: str) -> int:
+    """Terminal columns ``text`` takes: East Asian wide and full-width characters
+    two, combining and format characters none."""
+    if text.isascii():
+        return len(text)
+    total = 0
+    for char in text:
+        if unicodedata.combining(char) or unicodedata.category(char) in ("Mn", "Me", "Cf"):
+            continue
+        total += 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+    return total
+
+
+def _finding_lines(finding: Finding, width: int = WIDTH) -> list[str]:
     if finding.accepted_by is not None:
-        return _accepted_lines(finding)
+        return _accepted_lines(finding, width)
     where = " ".join(x for x in (finding.ref, (finding.commit or "")[:12]) if x)
     head = (
         f"{finding.rule}: {where}: {finding.message}"
         if where
         else f"{finding.rule}: {finding.message}"
     )
-    lines = textwrap.wrap(
-        head, WIDTH, subsequent_indent="    ", break_on_hyphens=False, break_long_words=False
-    ) or [head]
+    lines = wrap(head, width)
     for klass, found in finding.paths.items():
         shown = found[:MAX_PATHS]
         for path in shown:
             lines.append(f"    {klass}: {show_path(path)}")
         if len(found) > len(shown):
             lines.append(f"    {klass}: ... and {len(found) - len(shown)} more")
-    lines += textwrap.wrap(
-        f"To fix: {finding.hint}",
-        WIDTH,
-        initial_indent="  ",
-        subsequent_indent="    ",
-        break_on_hyphens=False,
-        break_long_words=False,
-    )
+    lines += wrap(f"To fix: {finding.hint}", width, first="  ")
     return lines
 
 
-def _accepted_lines(finding: Finding) -> list[str]:
+def _accepted_lines(finding: Finding, width: int) -> list[str]:
     """A hold a reviewer's push accepted: one notice, not a finding to fix."""
     found = [show_path(p) for listed in finding.paths.values() for p in listed]
     shown = ", ".join(found[:ACCEPTED_PATHS])
     if len(found) > ACCEPTED_PATHS:
         shown += f" and {len(found) - ACCEPTED_PATHS} more"
-    return _wrap(f"accepted by {finding.accepted_by}: {finding.rule} {shown}".rstrip())
+    return wrap(f"accepted by {finding.accepted_by}: {finding.rule} {shown}".rstrip(), width)
+
+
+def _more_lines(outcome: UpdateDecision, hidden: Sequence[Finding], width: int) -> list[str]:
+    """One line per rule counting the findings not shown, then the command that lists
+    them all: `check` judges the same commits, when they were judged (findings on the
+    ref itself come from the push: its hook shows them with --max-findings 0)."""
+    lines: list[str] = []
+    for rule, count in Counter(f.rule for f in hidden).items():
+        lines.append(f"  ... and {count:,} more {rule} finding{'s' if count != 1 else ''}")
+    command = _listing_command(outcome.facts, width) if outcome.judged else ""
+    if command:
+        lines += wrap(f"To list them all (or --format json): {command}", width, "  ", keep=command)
+    else:
+        lines += wrap("To list them all: --max-findings 0, or --format json", width, "  ")
+    return lines
+
+
+def _listing_command(facts: UpdateFacts, width: int) -> str:
+    """``git evidence check <base>..<new> --max-findings 0``, its ids as long as the
+    line allows (12 hex digits, or down to 7 under a narrower host prefix)."""
+    commit = facts.commit
+    if commit is None or not all(c in "0123456789abcdef" for c in commit):
+        return ""
+    base = facts.base
+    fixed = len("git evidence check  --max-findings 0") + len(CONTINUED)
+    digits = (width - fixed - 2) // 2 if base else width - fixed
+    digits = max(7, min(12, digits))
+    span = f"{base[:digits]}..{commit[:digits]}" if base else commit[:digits]
+    return f"git evidence check {span} --max-findings 0"
 
 
 def _summary(report: Report) -> str:

@@ -6,6 +6,7 @@ decisions that read it."""
 from __future__ import annotations
 
 import shlex
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, NamedTuple
@@ -232,19 +233,57 @@ class CommitSummary(NamedTuple):
     evidence_values: tuple[tuple[str, str, str], ...] = ()
     # evidence paths a merge kept from an older copy (SPEC §10, the endpoint rule)
     kept: tuple[str, ...] = ()
+    # (status, old blob, new blob, path) of each change to the retry quota (SPEC §12),
+    # append-only like the ledger
+    quota: tuple[tuple[str, str, str, str], ...] = ()
 
 
+# Classes whose plain rows are read past their path (status, mode, blob ids).
+_WATCHED = EVIDENCE_CLASSES | {paths.TEST}
 # Commits share a handful of class combinations: one frozenset object each.
 _CLASS_SETS: dict[tuple[str, ...], frozenset[str]] = {}
 
 
-def summarize(commit: CommitDiff, classifier: Classifier, ledger_path: str = "") -> CommitSummary:
-    """``ledger_path`` (folded): changes to it keep their blob ids for the ledger checks."""
+def summarize(
+    commit: CommitDiff, classifier: Classifier, ledger_path: str = "", quota_path: str = ""
+) -> CommitSummary:
+    """``ledger_path`` and ``quota_path`` (folded): changes to them keep their blob ids
+    for the append-only checks.
+
+    Plain rows come raw (``commit.rows``): each is looked up by its path's bytes, so a
+    path the push names again costs one dict lookup, and only test and evidence rows
+    have their row read further."""
     by_class: dict[str, list[str]] = {}
     added: list[str] = []
     changed: list[str] = []
     ledger: list[tuple[str, str, str, str]] = []
+    quota: list[tuple[str, str, str, str]] = []
     values: list[tuple[str, str, str]] = []
+    if commit.rows:
+        known = classifier.plain_classes
+        classify = classifier.classify_plain
+        rows = iter(commit.rows)
+        for meta, raw in zip(rows, rows, strict=True):
+            path, klass = known.get(raw) or classify(raw)
+            listed = by_class.get(klass)
+            if listed is None:
+                by_class[klass] = [path]
+            else:
+                listed.append(path)
+            if klass in _WATCHED:
+                # `:<old mode> <new mode> <old id> <new id> <status>`
+                _, new_mode, old_oid, new_oid, letters = meta.decode().split(" ")
+                status = letters[:1]
+                if klass == paths.TEST:
+                    (added if status == "A" else changed).append(path)
+                    continue
+                values.append((path, sys.intern(new_mode), new_oid))
+                if klass == paths.LEDGER:
+                    folded = fold_path(path)
+                    if folded == ledger_path:
+                        ledger.append((status, old_oid, new_oid, path))
+                    elif folded == quota_path:
+                        quota.append((status, old_oid, new_oid, path))
     for change in commit.changes:
         klass = classifier.classify_change(change).klass
         by_class.setdefault(klass, []).append(change.path)
@@ -252,19 +291,24 @@ def summarize(commit: CommitDiff, classifier: Classifier, ledger_path: str = "")
             (added if change.status == "A" else changed).append(change.path)
         elif klass in EVIDENCE_CLASSES:
             values.append((change.path, change.new_mode, change.object_ids()[1]))
-            if klass == paths.LEDGER and fold_path(change.path) == ledger_path:
-                ledger.append((change.status, *change.object_ids(), change.path))
+            if klass == paths.LEDGER:
+                folded = fold_path(change.path)
+                if folded == ledger_path:
+                    ledger.append((change.status, *change.object_ids(), change.path))
+                elif folded == quota_path:
+                    quota.append((change.status, *change.object_ids(), change.path))
     key = tuple(by_class)
     classes = _CLASS_SETS.get(key) or _CLASS_SETS.setdefault(key, frozenset(key))
     return CommitSummary(
         commit.oid,
         commit.merge,
-        tuple((k, tuple(v)) for k, v in by_class.items()),
+        tuple([(k, tuple(v)) for k, v in by_class.items()]),
         classes,
         tuple(added),
         tuple(changed),
         tuple(ledger),
         tuple(values),
+        quota=tuple(quota),
     )
 
 
@@ -475,18 +519,11 @@ def decide_update(
     outcome = UpdateDecision(facts, findings, judged=True)
     base = (facts.base or "")[:12]
     present = frozenset().union(*(commit.classes for commit in commits))
-    # Collect paths only for classes a finding can list: a product-only push of
-    # 20,000 commits then costs one pass over 20,000 small sets.
-    wanted = set(EVIDENCE_CLASSES | NON_EVIDENCE_SIDE) if present & EVIDENCE_CLASSES else set()
-    if policy.other_path != ALLOW:
-        wanted.add(paths.OTHER)
-    union: dict[str, dict[str, None]] = {}
     added: dict[str, None] = {}
     changed: dict[str, None] = {}
     kept: dict[str, None] = {}
     for commit in commits:
-        classes = commit.classes
-        if classes & EVIDENCE_CLASSES and classes & NON_EVIDENCE_SIDE:
+        if _mixes(commit.classes):
             findings.append(
                 _finding(
                     "mixed-commit",
@@ -498,13 +535,13 @@ def decide_update(
                     base_ref=policy.base,
                 )
             )
-        if classes & wanted:
-            for klass, found in commit.by_class:
-                if klass in wanted:
-                    union.setdefault(klass, {}).update(dict.fromkeys(found))
-        added.update(dict.fromkeys(commit.added_tests))
-        changed.update(dict.fromkeys(commit.changed_tests))
-        kept.update(dict.fromkeys(commit.kept))
+        if commit.added_tests:
+            added.update(dict.fromkeys(commit.added_tests))
+        if commit.changed_tests:
+            changed.update(dict.fromkeys(commit.changed_tests))
+        if commit.kept:
+            kept.update(dict.fromkeys(commit.kept))
+    union = _union(commits, _listed_classes(present, bool(findings), policy, who))
     evidence = present & EVIDENCE_CLASSES
     # The split trick: no single commit mixes, the range does. (A range whose mix is
     # one mixed commit already has its finding.)
@@ -525,11 +562,7 @@ def decide_update(
                 base_ref=policy.base,
             )
         )
-    untrusted = {
-        k
-        for k in evidence
-        if not (who.ledger_writer(policy) if k == paths.LEDGER else who.evidence_writer(policy))
-    }
+    untrusted = {k for k in evidence if not _may_write(k, union.get(k, {}), policy, who)}
     if untrusted:
         ledger_only = untrusted == {paths.LEDGER}
         findings.append(
@@ -571,6 +604,49 @@ def decide_update(
             )
             findings.append(settle_hold(held, policy, who, bound=bound))
     return outcome
+
+
+def _mixes(classes: frozenset[str]) -> bool:
+    """Evidence beside a non-neutral non-evidence class (one answer per class set:
+    commits share a handful of them)."""
+    hit = _MIXES.get(classes)
+    if hit is None:
+        hit = _MIXES[classes] = bool(classes & EVIDENCE_CLASSES and classes & NON_EVIDENCE_SIDE)
+    return hit
+
+
+_MIXES: dict[frozenset[str], bool] = {}
+
+
+def _listed_classes(
+    present: frozenset[str], mixed: bool, policy: Policy, who: Identity
+) -> frozenset[str]:
+    """The classes whose paths over the range a finding may list: all of a mix when
+    the split trick may fire (``mixed-range``), the evidence unless the pusher may
+    write it all, and the paths in no class when they are not allowed. A push of
+    20,000 product commits then collects no path at all."""
+    evidence = present & EVIDENCE_CLASSES
+    wanted: set[str] = set()
+    if evidence and not mixed and not who.evidence_writer(policy):
+        wanted |= EVIDENCE_CLASSES | NON_EVIDENCE_SIDE
+    if not (who.evidence_writer(policy) and who.ledger_writer(policy)):
+        wanted |= evidence
+    if policy.other_path != ALLOW:
+        wanted.add(paths.OTHER)
+    return present & wanted
+
+
+def _union(commits: Sequence[CommitSummary], wanted: frozenset[str]) -> dict[str, dict[str, None]]:
+    """The paths of the ``wanted`` classes over ``commits``, each once, in order."""
+    union: dict[str, dict[str, None]] = {}
+    if not wanted:
+        return union
+    for commit in commits:
+        if commit.classes & wanted:
+            for klass, found in commit.by_class:
+                if klass in wanted:
+                    union.setdefault(klass, {}).update(dict.fromkeys(found))
+    return union
 
 
 # The staged change (pre-commit): nothing is committed yet, so these hints say what to
@@ -661,6 +737,20 @@ def mix_message(commit: CommitSummary) -> str:
     evidence = ", ".join(k for k in _EVIDENCE_ORDER if k in classes)
     subject = "the staged change" if commit.oid == STAGED else "merge" if commit.merge else "commit"
     return f"{subject} mixes evidence ({evidence}) with {beside}"
+
+
+def _may_write(klass: str, changed: Iterable[str], policy: Policy, who: Identity) -> bool:
+    if klass != paths.LEDGER:
+        return who.evidence_writer(policy)
+    if who.ledger_writer(policy):
+        return True
+    # The retry quota sits in the ledger's class but takes grants from evidence
+    # writers; its own check holds each appended line to its writer (quota.py).
+    quota = fold_path(policy.quota_path)
+    listed = list(changed)
+    return (
+        who.evidence_writer(policy) and bool(listed) and all(fold_path(p) == quota for p in listed)
+    )
 
 
 def _lists(union: dict[str, dict[str, None]]) -> dict[str, list[str]]:

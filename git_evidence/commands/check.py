@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from git_evidence import gate
 from git_evidence.checking import check_range, policy_and_base
 from git_evidence.context import require_commit
 from git_evidence.git import Git
@@ -27,4 +28,5 @@ def run(args: argparse.Namespace) -> Report:
         part = check_range(git, refs, policy, who, bottom, top, text)
         report.decisions += part.decisions
         report.notes += part.notes
+    gate.show_findings(git, report, args.max_findings)
     return report

@@ -363,8 +363,10 @@ def _publish(
     if args.note and candidate is not None:
         # Written byte for byte; a writer that moved the ref meanwhile is written over
         # in a second try on top of its commit, never replaced.
+        (blob,) = git.write_blobs([data])
+        ref = policy.judge.notes_ref
         for _ in range(3):
-            if git.write_notes(policy.judge.notes_ref, {candidate: data}, "git evidence judge"):
+            if git.write_notes(ref, git.ref_oid(ref), {candidate: blob}, "git evidence judge"):
                 break
         else:
             raise EvidenceError(

@@ -14,7 +14,7 @@ from git_evidence import pinning
 from git_evidence.context import chosen_policy, require_commit
 from git_evidence.errors import EXIT_REFUSE, EvidenceError, GitError
 from git_evidence.git import Git
-from git_evidence.lock import Lock
+from git_evidence.lock import Lock, resolve_commit
 from git_evidence.policy import Policy
 from git_evidence.progress import Progress
 
@@ -26,7 +26,7 @@ FETCHED = "refs/notes/git-evidence-fetched"
 
 def run(args: argparse.Namespace) -> int:
     git = Git()
-    rev = require_commit(git, args.rev)
+    rev = resolve_commit(git, args.rev) or require_commit(git, args.rev)
     policy = chosen_policy(git, None)
     if args.push is not None:
         return _pin_and_push(git, args.push, rev, policy, args)
@@ -38,9 +38,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _pin(git: Git, rev: str, policy: Policy) -> tuple[Lock, bool]:
-    code, ident = git.run("var", "GIT_COMMITTER_IDENT", ok_codes=(0, 128))
+    ident = git.configured_ident()  # asked once: the notes commit is written as it too
     # "Name <email> 1700000000 +0000": who pins, without the time (pinned_at has it)
-    pinned_by = ident.decode("utf-8", "replace").rsplit(" ", 2)[0] if code == 0 else "unknown"
+    pinned_by = ident.decode("utf-8", "replace").rsplit(" ", 2)[0] if ident else "unknown"
     with Progress(f"locking {rev[:12]}") as progress:
         return pinning.pin(
             git,

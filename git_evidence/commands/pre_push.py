@@ -49,6 +49,7 @@ def run(args: argparse.Namespace) -> Report:
         )
     report = gate.decide(git, updates, policy, view, who)
     report.notes = notes
+    gate.show_findings(git, report, args.max_findings)
     return report
 
 

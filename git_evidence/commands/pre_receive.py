@@ -24,25 +24,27 @@ from git_evidence.rules import REJECT, decide_policy_file
 
 
 def run(args: argparse.Namespace) -> Report:
+    """Judges under the time budget, armed until the report is written (cli)."""
     budget.start(Policy().time_budget_s)  # until the policy says otherwise
+    who = server_pusher(os.environ)
+    budget.PROGRESS.pusher = who.describe()
+    budget.PROGRESS.stage = "reading the hook input"
     updates = parse_receive_lines(sys.stdin.buffer.read())
     git = Git()
     budget.PROGRESS.stage = "reading the policy"
     refs = git.refs()
     policy = server_policy(git, refs)
     budget.start(policy.time_budget_s)
-    try:
-        view = server_view(refs, policy)
-        aliases = server_aliases(git, refs, updates)
-        updates, notes = judged_refs(updates, aliases, {*view.protected, policy.notes_ref})
-        report = gate.decide(git, updates, policy, view, server_pusher(os.environ))
-        report.notes = notes + report.notes
-        changed = [v for v in report.decisions if v.facts.policy_changed]
-        if changed and report.decision != REJECT:
-            # Each policy file parses; together they must still give one policy.
-            problem = policy_after_push(git, refs, updates)
-            for outcome in changed:
-                outcome.findings += decide_policy_file(outcome.facts, problem, POLICY_FILE)
-        return report
-    finally:
-        budget.stop()
+    view = server_view(refs, policy)
+    aliases = server_aliases(git, refs, updates)
+    updates, notes = judged_refs(updates, aliases, {*view.protected, policy.notes_ref})
+    report = gate.decide(git, updates, policy, view, who)
+    report.notes = notes + report.notes
+    changed = [v for v in report.decisions if v.facts.policy_changed]
+    if changed and report.decision != REJECT:
+        # Each policy file parses; together they must still give one policy.
+        problem = policy_after_push(git, refs, updates)
+        for outcome in changed:
+            outcome.findings += decide_policy_file(outcome.facts, problem, POLICY_FILE)
+    gate.show_findings(git, report, args.max_findings)
+    return report

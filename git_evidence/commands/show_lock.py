@@ -14,7 +14,7 @@ from git_evidence.report import show_path
 
 def run(args: argparse.Namespace) -> int:
     git = Git()
-    rev = require_commit(git, args.rev)
+    rev = lock.resolve_commit(git, args.rev) or require_commit(git, args.rev)
     policy = chosen_policy(git, None)
     found = lock.find_lock(git, policy.notes_ref, rev)
     if found is None:

@@ -9,7 +9,7 @@ import argparse
 import json
 import sys
 
-from git_evidence import verdict
+from git_evidence import lock, verdict
 from git_evidence.context import chosen_policy, require_commit
 from git_evidence.errors import EXIT_ALLOW, EXIT_REFUSE
 from git_evidence.git import Git
@@ -20,7 +20,7 @@ def run(args: argparse.Namespace) -> int:
     rev = require_commit(git, args.rev)
     policy = chosen_policy(git, None)
     notes_ref = policy.judge.notes_ref
-    blob = git.note_of(notes_ref, rev)
+    blob = lock.own_note(git.batch_check(lock.note_paths(notes_ref, rev)))
     if blob is None:
         print(
             f"git-evidence: no verdict on {rev[:12]} in {notes_ref}.\n  To fix: fetch the "

@@ -8,27 +8,42 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from git_evidence import lock, manifest
-from git_evidence.checking import check_range, policy_and_base
-from git_evidence.context import require_commit
+from git_evidence.context import policy_at, require_commit
 from git_evidence.disk import worktree_manifest
 from git_evidence.errors import EXIT_ALLOW, EXIT_REFUSE, PREFIX
+from git_evidence.freezes import freeze_notes
 from git_evidence.git import Git
 from git_evidence.identity import client_identity
 from git_evidence.lock import LockInvalid
 from git_evidence.manifest import Drift, Entry
-from git_evidence.report import show_path, to_json, to_text
+from git_evidence.report import Report, show_path, to_json, to_text
 
 
 def run(args: argparse.Namespace) -> int:
     git = Git()
-    refs = git.refs()
-    rev = require_commit(git, args.rev)
-    policy, base = policy_and_base(git, refs, args.base)
+    rev = lock.resolve_commit(git, args.rev) or require_commit(git, args.rev)
+    refs: dict[str, str] | None = None
+    base: str | None
+    if args.base:  # the policy is read there: no refs to list unless a range is judged
+        base = require_commit(git, args.base)
+        policy = policy_at(git, base)
+    else:
+        from git_evidence.checking import policy_and_base
 
-    found = lock.find_lock(git, policy.notes_ref, rev)
+        refs = git.refs()
+        policy, base = policy_and_base(git, refs, None)
+
+    # One batch-check: REV's own note, whether there are notes at all, REV's roots.
+    spots = lock.note_paths(policy.notes_ref, rev)
+    roots = list(policy.lock_roots)
+    hits = git.batch_check([*spots, policy.notes_ref, *(f"{rev}:{root}" for root in roots)])
+    own = lock.own_note(hits[: len(spots)])
+    found = lock.lock_in_force(git, policy.notes_ref, rev, own, hits[len(spots)] is not None)
+    rev_trees = manifest.tree_ids(roots, hits[len(spots) + 1 :])
     summary: lock.CachedLock | None = None
     problem = None
     drift: list[Drift] = []
@@ -45,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
             summary is not None
             and not args.worktree
             and summary.commit == found.commit
-            and manifest.root_trees(git, rev, list(summary.trees)) == summary.trees
+            and _trees_at(git, rev, list(summary.trees), rev_trees) == summary.trees
         )
         if not fast:
             try:
@@ -60,14 +75,26 @@ def run(args: argparse.Namespace) -> int:
                         top, pinned.roots, policy.lock_exclude, pinned.files, checkout=Git(cwd=top)
                     )
                 else:
+                    trees = _trees_at(git, rev, list(pinned.roots), rev_trees)
                     _, actual = manifest.build_manifest(
-                        git, rev, pinned.roots, policy.lock_exclude, pinned
+                        git, rev, pinned.roots, policy.lock_exclude, pinned, trees=trees
                     )
                 drift = manifest.compare(pinned.files, actual)
 
     who = client_identity(git.config_bool("evidence.trusted"))
     label = f"{base[:12]}..{rev[:12]}" if base else rev[:12]
-    checked = check_range(git, refs, policy, who, base, rev, label)
+    if rev == base:
+        # An empty range: nothing to judge. What the gate would say about the base (a
+        # lock that is stale, invalid or missing there) is what was compared above.
+        checked = Report(who, policy, notes=[f"{label}: nothing to judge ({rev[:12]} is the base)"])
+        checked.notes += freeze_notes(git, policy, rev, base)
+    else:
+        # The judging machinery is imported only when there is a range to judge.
+        from git_evidence.checking import check_range
+
+        checked = check_range(
+            git, refs if refs is not None else git.refs(), policy, who, base, rev, label
+        )
     # A stale lock holds no push unless the policy says so, but verify is the place
     # that says whether bytes match their pin: it fails on it.
     stale = any(f.rule == "lock-stale" for v in checked.decisions for f in v.findings)
@@ -113,6 +140,15 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(f"{PREFIX}: not verified: {'; '.join(r for r in reasons if r)}")
     return EXIT_ALLOW if ok else EXIT_REFUSE
+
+
+def _trees_at(
+    git: Git, rev: str, roots: list[str], known: Mapping[str, str | None]
+) -> dict[str, str | None]:
+    """``rev``'s tree for each of ``roots``, from ``known`` when it has them all."""
+    if all(root in known for root in roots):
+        return {root: known[root] for root in roots}
+    return manifest.root_trees(git, rev, roots)
 
 
 def _print_text(

@@ -1,0 +1,64 @@
+"""The retry quota in a judgement: each commit's change to it, then the range's as a
+whole, read from git and handed to ``quota.check_change`` (SPEC §12). The quota is
+small (a line per grant or spend), so both sides are read whole."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from datetime import datetime, timezone
+
+from git_evidence import quota
+from git_evidence.git import CatFile, Git, is_zero
+from git_evidence.identity import Identity
+from git_evidence.ledger import Problem
+from git_evidence.policy import Policy
+from git_evidence.ranges import UpdateFacts
+
+# (commit, (status, old blob, new blob, path)) for each change a range makes to it
+Touch = tuple[str, tuple[str, str, str, str]]
+
+
+def quota_problems(
+    git: Git,
+    cat: CatFile,
+    facts: UpdateFacts,
+    touched: Sequence[Touch],
+    policy: Policy,
+    who: Identity,
+) -> list[tuple[str | None, Problem]]:
+    """``(commit, problem)`` for each commit's change; ``(None, problem)`` for the range
+    (a rewrite no single commit shows: a merge that takes another history's quota)."""
+    now = datetime.now(timezone.utc)  # the server's clock, never a commit's date
+    writers = quota.Writers(
+        policy.evidence_writers,
+        policy.ledger_writers,
+        pusher_grants=who.evidence_writer(policy),
+        pusher_spends=who.ledger_writer(policy),
+    )
+
+    def blob(oid: str | None) -> bytes | None:
+        return None if oid is None or is_zero(oid) else cat.read(oid)
+
+    @functools.cache
+    def check(old: str | None, new: str | None) -> list[Problem]:
+        return quota.check_change(blob(old), blob(new), now=now, writers=writers)
+
+    problems: list[tuple[str | None, Problem]] = []
+    for commit, (status, old, new, path) in touched:
+        if path != policy.quota_path:  # a case or Unicode variant of the quota's name
+            problem = Problem("ledger-rewrite", None, f"{path!r} is another spelling of the quota")
+            problems.append((commit, problem))
+            continue
+        problems += [(commit, p) for p in check(old, None if status == "D" else new)]
+    if problems or facts.commit is None:
+        return problems
+    revs = [facts.base, facts.commit] if facts.base else [facts.commit]
+    ends = [
+        hit[0] if hit and hit[1] == "blob" else None
+        for hit in git.batch_check([f"{rev}:{policy.quota_path}" for rev in revs])
+    ]
+    start, tip = (ends[0], ends[1]) if facts.base else (None, ends[0])
+    if start is not None or tip is not None:
+        problems += [(None, p) for p in check(start, tip) if p.rule == "ledger-rewrite"]
+    return problems
