@@ -116,9 +116,12 @@ class Policy:
         return globs
 
     def classifier(self) -> Classifier:
-        # The built-in policy globs and the ledger path are forced: matched before the
-        # class's own globs, so no negation takes them back.
-        forced = {paths.POLICY: BUILTIN_POLICY_GLOBS, paths.LEDGER: ("/" + self.ledger_path,)}
+        # The built-in policy globs, the labels file, the ledger and the retry quota are
+        # forced: matched before the class's own globs, so no negation takes them back.
+        forced = {
+            paths.POLICY: (*BUILTIN_POLICY_GLOBS, "/" + self.labels_path),
+            paths.LEDGER: ("/" + self.ledger_path, "/" + self.quota_path),
+        }
         return Classifier(self.paths, extra_roots=self.lock_roots, forced=forced)
 
     @cached_property
