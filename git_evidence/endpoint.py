@@ -92,7 +92,7 @@ def answering(
         if not graph.repeated_parent
         else {path: graph.walk(path, (path, mode, oid)) for _, path, mode, oid in walked}
     )
-    for klass, path, mode, oid in rows:
+    for klass, path, _mode, _oid in rows:
         if path in graph.merged_over or path in plain:
             blamed, explained = answers[path]
         else:
