@@ -36,6 +36,18 @@ lock_writers = ["ci-bot"]
 """
 
 
+# Fixtures that start real servers or create system users: their tests run on one
+# worker (`--dist loadgroup`), so that each server starts once and no two `useradd`
+# race for /etc/passwd.
+SERVER_FIXTURES = frozenset({"http_git", "gitolite", "ssh_host", "gitolite_common"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.xdist_group("servers"))
+
+
 @pytest.fixture(autouse=True)
 def sealed_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home = tmp_path / "home"
@@ -250,30 +262,40 @@ def _repoint(work: Path, old: Path, new: Path) -> None:
     config.write_bytes(text.replace(line, b"\turl = " + os.fsencode(new) + b"\n"))
 
 
-def _seed_server(root: Path, files: dict[str, str] | None, name: str) -> Path:
+def _seed_server(root: Path, files: dict[str, str] | None, name: str, protect: bool) -> Path:
     bare = root / name
     git(root, "init", "-q", "--bare", str(bare))
     seed = Work(root / f"seed-{name}")
     git(root, "init", "-q", str(seed.path))
     seed.commit("seed", {**SEED, **(files or {})})
     seed.git("push", "-q", str(bare), "HEAD:refs/heads/main")
-    result = evidence(bare, "install", "--server")
-    assert result.returncode == 0, result.stderr
+    if protect:
+        result = evidence(bare, "install", "--server")
+        assert result.returncode == 0, result.stderr
     return bare
 
 
 def make_server(root: Path, files: dict[str, str] | None = None, name: str = "server.git") -> Path:
     """A bare repository seeded with main (policy, product, fixtures), then protected
     with `git evidence install --server`."""
+    return _seeded(root, files, name, protect=True)
+
+
+def make_remote(root: Path, files: dict[str, str] | None = None, name: str = "remote.git") -> Path:
+    """A bare repository seeded as `make_server` seeds it, with no hook: nothing but
+    the client hooks stands."""
+    return _seeded(root, files, name, protect=False)
+
+
+def _seeded(root: Path, files: dict[str, str] | None, name: str, protect: bool) -> Path:
     if _Templates.root is None:
-        return _seed_server(root, files, name)
-    key = hashlib.sha256(
-        "\0".join([name, repr(sorted((files or {}).items())), _environment_key()]).encode()
-    ).hexdigest()[:16]
+        return _seed_server(root, files, name, protect)
+    inputs = [name, str(protect), repr(sorted((files or {}).items())), _environment_key()]
+    key = hashlib.sha256("\0".join(inputs).encode()).hexdigest()[:16]
     template = _Templates.by_key.get(key)
     bare = root / name
     if template is None:
-        _seed_server(root, files, name)
+        _seed_server(root, files, name, protect)
         where = _Templates.root / key
         where.mkdir()
         template = _Template(where, where / name, where / f"seed-{name}", _repo_state(bare))
