@@ -288,8 +288,8 @@ def make_remote(root: Path, files: dict[str, str] | None = None, name: str = "re
 
 
 def _seeded(root: Path, files: dict[str, str] | None, name: str, protect: bool) -> Path:
-    if _Templates.root is None:
-        return _seed_server(root, files, name, protect)
+    if _Templates.root is None or (root / name).exists() or (root / f"seed-{name}").exists():
+        return _seed_server(root, files, name, protect)  # re-seeding goes the real way
     inputs = [name, str(protect), repr(sorted((files or {}).items())), _environment_key()]
     key = hashlib.sha256("\0".join(inputs).encode()).hexdigest()[:16]
     template = _Templates.by_key.get(key)
