@@ -33,6 +33,7 @@ from git_evidence.rules import (
     RULES,
     CommitSummary,
     Finding,
+    error_finding,
     judge_ledger,
     judge_lock,
     judge_notes,
@@ -290,7 +291,8 @@ def test_mixed_commit_lists_both_sides_and_names_the_commit() -> None:
     assert mixed.commit == commit.oid
     assert mixed.paths == {"fixture": ["tests/fixtures/a.json"], "product": ["src/app.py"]}
     assert mixed.message == "commit changes evidence and product in one"
-    assert f"split commit {commit.oid[:12]}" in mixed.hint
+    short = commit.oid[:12]
+    assert mixed.hint.startswith(f"split commit {short}: `git evidence split {short}` makes")
     assert f"--range {OLD[:12]}..HEAD" in mixed.hint
 
 
@@ -580,7 +582,8 @@ def test_lock_findings_say_what_and_where() -> None:
     (invalid,) = judge_lock(facts(), LockFacts(found=FOUND, invalid="why"), BASE_POLICY, who(AGENT))
     assert invalid.message == "why"
     assert invalid.commit == FOUND.commit
-    assert f"re-pins {FOUND.commit[:12]}" in invalid.hint
+    locked = FOUND.commit[:12]
+    assert f"re-pins {locked} (`git evidence lock {locked} --push origin`)" in invalid.hint
     (orphan,) = judge_lock(facts(), LockFacts(invalid="why"), BASE_POLICY, who(AGENT))
     assert orphan.commit is None
     assert f"re-pins {OLD[:12]}" in orphan.hint
@@ -591,7 +594,10 @@ def test_lock_findings_say_what_and_where() -> None:
     assert "git evidence lock <base>" in rootless.hint
     (stale,) = judge_lock(facts(), LockFacts(found=FOUND, stale=DRIFT), BASE_POLICY, who(AGENT))
     assert stale.commit == OLD
-    assert "in 1 file(s) (a notice: it holds nothing by itself)" in stale.message
+    assert stale.message == (
+        f"the base differs from the lock pinned on {FOUND.commit[:12]} in 1 file(s) "
+        "(a notice: it holds nothing by itself)"
+    )
     assert stale.paths == {"modified": [DRIFT[0].describe()]}
     (held,) = judge_lock(facts(), LockFacts(found=FOUND, stale=DRIFT), REQUIRED, who(AGENT))
     assert "notice" not in held.message
@@ -613,6 +619,14 @@ def test_notes_and_ledger_problems_become_findings() -> None:
     assert rewrite_f.message == "tests/freeze.jsonl: gone"
     assert (rewrite_f.rule, rewrite_f.decision) == ("ledger-rewrite", REJECT)
     assert f"git checkout {OLD[:12]} -- tests/freeze.jsonl" in rewrite_f.hint
+
+
+def test_findings_are_values() -> None:
+    (finding,) = judge_ref(facts(commit=None), BASE_POLICY, who(ALICE))
+    with pytest.raises(AttributeError):
+        finding.rule = "other"  # type: ignore[misc]
+    error = error_finding("policy-error", "why", "fix it")
+    assert error == Finding("policy-error", REJECT, "", None, {}, "why", "fix it")
 
 
 def test_worst_orders_the_decisions() -> None:
@@ -1528,3 +1542,115 @@ def test_every_table_accepts_its_documented_keys() -> None:
         '[ledger]\npath = "f.jsonl"\nmax_window_hours = 1\n'
     )
     assert set(parse_policy(text.encode(), "x").as_dict()) == set(_iter_keys())
+
+
+# -- what the mutation run found unpinned in paths.py ------------------------------------------
+
+
+def test_glob_problem_refuses_negation_unless_asked() -> None:
+    assert paths.glob_problem("!src/x") == "negation (`!`) is not supported here"
+
+
+@pytest.mark.parametrize(
+    ("glob", "path", "matches"),
+    [
+        ("src/\u00a7", "src/x", False),  # a trailing non-ASCII name is part of the glob
+        ("src/\u00a7", "src/\u00a7", True),
+        ("/\u00a7a/b", "\u00a7a/b", True),
+        ("\u00a7/**", "\u00a7/x", True),
+    ],
+)
+def test_globs_keep_every_character_but_slashes(glob: str, path: str, matches: bool) -> None:
+    assert paths.glob_problem(glob) is None
+    assert bool(re.fullmatch(paths.glob_regex(glob), path)) is matches
+
+
+def test_root_patterns_name_at_and_above_and_leave_the_root_to_the_caller() -> None:
+    patterns = paths.root_patterns("tests/fixtures/**")
+    assert [p.reason for p in patterns] == [
+        "above evidence root tests/fixtures/",
+        "at evidence root tests/fixtures/",
+    ]
+    for glob in ("tests/fixtures/**", "tests/freeze.jsonl", "a/*/b/**", "**/x/**"):
+        assert not any(re.fullmatch(p.regex, "") for p in paths.root_patterns(glob)), glob
+
+
+def test_matches_are_values_with_no_reason_by_default() -> None:
+    match = BASE_POLICY.classifier().classify("src/app.py")
+    assert match.reason == ""
+    with pytest.raises(AttributeError):
+        match.klass = "fixture"  # type: ignore[misc]
+
+
+def test_object_ids_of_a_row_with_neither_ids_nor_raw_row_are_empty() -> None:
+    assert Change("A", "000000", "100644", "", "", "x").object_ids() == ("", "")
+
+
+def test_every_lock_root_is_a_root_at_above_and_inside() -> None:
+    classifier = paths.Classifier(
+        {"product": ("src/**",)}, extra_roots=("data/golden/", "more/gold\u00a7")
+    )
+    assert classifier.root_relation("data") == paths.Match(
+        "fixture", "data/golden/", "above evidence root data/golden/"
+    )
+    assert classifier.root_relation("data/golden") == paths.Match(
+        "fixture", "data/golden/", "at evidence root data/golden/"
+    )
+    assert classifier.root_relation("data/golden/x").reason == (  # type: ignore[union-attr]
+        "inside evidence root data/golden/"
+    )
+    assert classifier.root_relation("more/gold\u00a7/x").klass == "fixture"  # type: ignore[union-attr]
+    assert classifier.root_relation("more/gold\u00a7").reason == (  # type: ignore[union-attr]
+        "at evidence root more/gold\u00a7/"
+    )
+    assert classifier.root_relation("more/gold") is None
+    # With lock roots alone, the repository root is above a fixture root.
+    assert classifier.classify_change(link("src/root", "..")).klass == "fixture"
+
+
+def test_a_negation_does_not_hide_the_roots_written_after_it() -> None:
+    classifier = paths.Classifier({"fixture": ("!tests/fixtures/skip/**", "data/**")})
+    assert classifier.root_relation("data") == paths.Match(
+        "fixture", "data/**", "at evidence root data/"
+    )
+
+
+def test_a_negation_in_the_last_class_falls_to_other() -> None:
+    pol = policy('[paths]\nneutral = ["docs/**", "!docs/private/**"]\n')
+    match = pol.classifier().classify("docs/private/a.md")
+    assert match.klass == "other"
+    assert match.negated == (paths.Negation("neutral", "docs/**", "!docs/private/**"),)
+
+
+def test_the_negation_that_decided_is_found_past_other_negations() -> None:
+    pol = policy('[paths]\nproduct = ["src/**", "!src/gen/**", "!src/vendor/**"]\n')
+    match = pol.classifier().classify("src/vendor/x.py")
+    assert match.klass == "other"
+    assert match.negated == (paths.Negation("product", "src/**", "!src/vendor/**"),)
+    assert match.negated[0].describe() == "product glob src/** negated by !src/vendor/**"
+
+
+def test_a_link_replaced_by_a_file_is_judged_by_where_it_led() -> None:
+    was_link = Change(
+        "M", "120000", "100644", A, B, "src/data.json", old_link_target="../tests/fixtures/a.json"
+    )
+    assert BASE_POLICY.classifier().classify_change(was_link).klass == "fixture"
+
+
+def test_only_the_new_target_can_leave_the_repository() -> None:
+    classifier = BASE_POLICY.classifier()
+    came_back = link("src/x", "app.py", old_target="/etc/passwd")
+    assert classifier.classify_change(came_back).klass == "product"
+    now_a_file = Change("M", "120000", "100644", A, B, "src/x", old_link_target="/etc/passwd")
+    assert classifier.classify_change(now_a_file).klass == "product"
+    left = link("src/x", "/etc/passwd", old_target="app.py")
+    assert classifier.classify_change(left) == paths.Match(
+        "other", None, "symlink out of the repository (/etc/passwd)"
+    )
+
+
+@pytest.mark.parametrize("glob", ["a**b", "a*****b", "**", "x***", "***y"])
+def test_a_run_of_stars_is_one_star(glob: str) -> None:
+    # One `[^/]*` per run: `a*****b` must not backtrack exponentially.
+    assert globs.component_regex(glob) == globs.component_regex(re.sub(r"\*+", "*", glob))
+    assert globs.component_regex(glob).count("[^/]*") == 1
