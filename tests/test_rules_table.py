@@ -802,6 +802,18 @@ APPEND_TABLE: list[tuple[str, bytes | None, bytes | None, list[tuple[str, int | 
         [("ledger-entry", 1, "byte order mark: the ledger is UTF-8 without BOM")],
     ),
     (
+        "every bad line is named",
+        b"",
+        b"[]\n" + GOOD + b"[]\n",
+        [("ledger-entry", 1, "not a JSON object"), ("ledger-entry", 3, "not a JSON object")],
+    ),
+    (
+        "a byte order mark on an appended line",
+        GOOD,
+        GOOD + b"\xef\xbb\xbf" + GOOD,
+        [("ledger-entry", 2, "byte order mark: the ledger is UTF-8 without BOM")],
+    ),
+    (
         "a blank line",
         GOOD,
         GOOD + b"\n",
@@ -841,10 +853,11 @@ CLOCK_TABLE = [
     ("ends now", NOW - timedelta(hours=1), NOW, "the window ended"),
     ("ended", NOW - timedelta(hours=2), NOW - timedelta(hours=1), "the window ended"),
     ("ends a second from now", NOW - timedelta(hours=1), NOW + timedelta(seconds=1), None),
-    ("frozen at the skew's edge", NOW + ledger.CLOCK_SKEW, NOW + timedelta(hours=2), None),
+    # A CI clock up to 10 minutes ahead of the server's is tolerated.
+    ("frozen at the skew's edge", NOW + timedelta(minutes=10), NOW + timedelta(hours=2), None),
     (
         "frozen past the skew",
-        NOW + ledger.CLOCK_SKEW + timedelta(seconds=1),
+        NOW + timedelta(minutes=10, seconds=1),
         NOW + timedelta(hours=2),
         "in the future",
     ),
@@ -928,6 +941,7 @@ ENTRY_TABLE: list[tuple[str, bytes, str | None]] = [
     ),
     ("a NUL in a key", raw({**entry(), "a\u0000": 1}), "holds U+0000"),
     ("a NUL deep in a list", raw(entry(outputs=[[0, "x\u0000"]])), "holds U+0000"),
+    ("a NUL in the first field", raw(entry(test_id="a\u0000")), "holds U+0000"),
 ]
 
 
@@ -986,6 +1000,8 @@ def test_iso_and_the_first_difference() -> None:
     assert ledger._first_difference(b"a\nb\n", b"a\nc\n") == 2
     assert ledger._first_difference(b"a\nb\n", b"a\n") == 2
     assert ledger._first_difference(b"a\n", b"b\n") == 1
+    assert ledger._first_difference(b"a\nb\n", b"a\nb") == 2  # the last newline dropped
+    assert ledger._first_difference(b"a\n", b"a") == 1
 
 
 # -- ranges.parse_raw: `diff-tree -z --raw -c` token by token ------------------------------------
@@ -1130,6 +1146,12 @@ COMPONENT_TABLE = [
     ("[^ab]", "c", True),
     ("[!a]", "/", False),
     ("[]a]", "]", True),
+    ("[]]", "]", True),
+    ("[!]a]", "b", True),
+    ("[!a]", "!", True),
+    ("[\u00a7]a]", "\u00a7a]", True),
+    ("[a-cx]", "x", True),
+    ("[ab]", "x", False),
     ("[!]a]", "]", False),
     ("[a-c]", "b", True),
     ("[a-c]", "-", False),
@@ -1402,6 +1424,7 @@ POLICY_ERROR_TABLE = [
     ('[ledger]\npath = "tests/*.jsonl"\n', "ledger.path", 2),
     ('[ledger]\npath = "a/../b"\n', "ledger.path", 2),
     ("[ledger]\npath = 1\n", "ledger.path", 2),
+    ('[ledger]\npath = "!tests/f.jsonl"\n', "ledger.path", 2),
     ('[lock]\nroots = ["tests/*"]\n', "lock.roots", 2),
     ('[lock]\nnotes_ref = "refs/heads/x"\n', "lock.notes_ref", 2),
     ('[lock]\nnotes_ref = "notes/x"\n', "lock.notes_ref", 2),
@@ -1413,6 +1436,9 @@ POLICY_ERROR_TABLE = [
     ("[identities]\nevidence_writers = [1]\n", "identities.evidence_writers", 2),
     ("[identities]\nadmins = []\n", "identities.admins", 2),
     ("[nope]\n", "[nope]", 1),
+    ('["rules"]\nother_path = "maybe"\n', "rules.other_path", 2),
+    ("[ 'rules' ] # quoted\n\nother_path = 'maybe'\n", "rules.other_path", 3),
+    ('[identities]\nx = 1\n["rules"]\nother_path = 1\n', "identities.x", 2),
     ("rules = 1\n", "[rules]", None),
 ]
 
@@ -1426,6 +1452,20 @@ def test_policy_error_table(text: str, key: str, line: int | None) -> None:
 
 
 POLICY_VALUE_TABLE: list[tuple[str, str, object]] = [
+    # the defaults
+    ("", "other_path", "hold"),
+    ("", "added_test", "hold"),
+    ("", "test_edit", "hold"),
+    ("", "protected", ("refs/heads/main",)),
+    ("", "base", "refs/heads/main"),
+    ("", "max_window_hours", 72),
+    ("", "time_budget_s", 4.5),
+    ("", "ledger_path", "tests/freeze.jsonl"),
+    ("", "notes_ref", "refs/notes/evidence"),
+    ("", "lock_required", False),
+    ("", "lock_roots", ("tests/fixtures", "tests/goldens", "testdata", "tests/properties")),
+    ("", "evidence_writers", frozenset()),
+    # what a file sets
     ("", "allow_namespaces", ("refs/heads/", "refs/tags/")),
     (
         '[rules]\nallow_namespaces = ["refs/heads/", "refs/for/"]\n',
@@ -1441,6 +1481,8 @@ POLICY_VALUE_TABLE: list[tuple[str, str, object]] = [
     ("[ledger]\nmax_window_hours = 1\n", "max_window_hours", 1),
     ('[ledger]\npath = "./ci//flakes.jsonl"\n', "ledger_path", "ci/flakes.jsonl"),
     ('[lock]\nroots = ["data/golden/", "/x"]\n', "lock_roots", ("data/golden", "x")),
+    ('[lock]\nroots = ["gold\u00a7/"]\n', "lock_roots", ("gold\u00a7",)),
+    ('[ledger]\npath = "/ci/f\u00a7"\n', "ledger_path", "ci/f\u00a7"),
     ("[lock]\nrequired = true\n", "lock_required", True),
     ('[lock]\nnotes_ref = "refs/notes/mine"\n', "notes_ref", "refs/notes/mine"),
     ('[lock]\nexclude = ["**/*.tmp"]\n', "lock_exclude", ("**/*.tmp",)),
@@ -1508,6 +1550,18 @@ def test_effective_globs_add_the_builtins_and_the_ledger_once() -> None:
     assert again.effective_globs()["freeze_ledger"] == ("/tests/freeze.jsonl",)
 
 
+def test_a_policy_is_a_value() -> None:
+    with pytest.raises(AttributeError):
+        BASE_POLICY.other_path = "allow"  # type: ignore[misc]
+
+
+def test_the_digest_is_the_sha256_of_the_canonical_json() -> None:
+    import hashlib
+
+    canonical = json.dumps(BASE_POLICY.as_dict(), sort_keys=True, separators=(",", ":"))
+    assert BASE_POLICY.digest == "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
+
+
 def test_the_digest_follows_the_content_not_the_source() -> None:
     one = parse_policy(POLICY.encode(), "a")
     assert one.digest == parse_policy(POLICY.encode(), "b").digest
@@ -1519,12 +1573,20 @@ def test_errors_name_the_source_the_key_and_the_line() -> None:
     with pytest.raises(PolicyError) as caught:
         parse_policy(b'# c\n[rules]\n\nother_path = "x"\n', "sealed:/p.toml")
     assert str(caught.value).startswith("sealed:/p.toml:4: rules.other_path: expected one of")
-    with pytest.raises(PolicyError) as bad_toml:
-        parse_policy(b"[rules\n", "x")
-    assert bad_toml.value.line == 1
-    with pytest.raises(PolicyError) as early:
-        parse_policy(b'a = "\n\n', "x")
-    assert early.value.line is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (b"[rules\n", "src:1: not valid TOML: Expected ']' at the end of a table declaration"),
+        (b'a = "', "src:1: not valid TOML: Unterminated string (the file ends early)"),
+        (b"x = 1\ny = [\n", "src:2: not valid TOML: Invalid value (the file ends early)"),
+    ],
+)
+def test_toml_errors_name_the_line_and_say_when_the_file_ends_early(text: bytes, said: str) -> None:
+    with pytest.raises(PolicyError) as caught:
+        parse_policy(text, "src")
+    assert str(caught.value) == said
 
 
 def _iter_keys() -> Iterator[str]:
@@ -1654,3 +1716,19 @@ def test_a_run_of_stars_is_one_star(glob: str) -> None:
     # One `[^/]*` per run: `a*****b` must not backtrack exponentially.
     assert globs.component_regex(glob) == globs.component_regex(re.sub(r"\*+", "*", glob))
     assert globs.component_regex(glob).count("[^/]*") == 1
+
+
+def test_the_policy_comes_from_the_file_or_the_defaults(tmp_path: Any) -> None:
+    from git_evidence.policy import load_at, read_sealed
+
+    assert (
+        load_at(None, "c" * 40).source == f"built-in defaults (no .git-evidence.toml at {'c' * 12})"
+    )
+    assert load_at(None, None).source == "built-in defaults (no base revision)"
+    assert load_at(POLICY.encode(), "c" * 40) == BASE_POLICY
+    sealed = tmp_path / "policy.toml"
+    sealed.write_bytes(POLICY.encode())
+    assert read_sealed(str(sealed)).evidence_writers == {"alice"}
+    assert read_sealed(str(sealed)).source == f"sealed:{sealed}"
+    with pytest.raises(PolicyError, match="cannot read the sealed policy"):
+        read_sealed(str(tmp_path / "missing.toml"))
