@@ -600,7 +600,9 @@ def test_lock_findings_say_what_and_where() -> None:
     )
     assert stale.paths == {"modified": [DRIFT[0].describe()]}
     (held,) = judge_lock(facts(), LockFacts(found=FOUND, stale=DRIFT), REQUIRED, who(AGENT))
-    assert "notice" not in held.message
+    assert (
+        held.message == f"the base differs from the lock pinned on {FOUND.commit[:12]} in 1 file(s)"
+    )
     (breach,) = judge_lock(facts(), LockFacts(found=FOUND, breach=DRIFT), BASE_POLICY, who(AGENT))
     assert breach.commit == NEW
     assert breach.message == f"1 file(s) under the lock roots differ from the base {OLD[:12]}"
@@ -1620,6 +1622,7 @@ def test_glob_problem_refuses_negation_unless_asked() -> None:
         ("src/\u00a7", "src/\u00a7", True),
         ("/\u00a7a/b", "\u00a7a/b", True),
         ("\u00a7/**", "\u00a7/x", True),
+        ("\u00a7", "deep/\u00a7", True),
     ],
 )
 def test_globs_keep_every_character_but_slashes(glob: str, path: str, matches: bool) -> None:
@@ -1632,6 +1635,9 @@ def test_root_patterns_name_at_and_above_and_leave_the_root_to_the_caller() -> N
     assert [p.reason for p in patterns] == [
         "above evidence root tests/fixtures/",
         "at evidence root tests/fixtures/",
+    ]
+    assert [p.reason for p in paths.root_patterns("tests/freeze.jsonl")] == [
+        "above evidence root tests/freeze.jsonl"
     ]
     for glob in ("tests/fixtures/**", "tests/freeze.jsonl", "a/*/b/**", "**/x/**"):
         assert not any(re.fullmatch(p.regex, "") for p in paths.root_patterns(glob)), glob
