@@ -290,7 +290,7 @@ def test_mixed_commit_lists_both_sides_and_names_the_commit() -> None:
     (mixed, _) = judge_update(facts(), [commit], BASE_POLICY, who(AGENT)).findings
     assert mixed.commit == commit.oid
     assert mixed.paths == {"fixture": ["tests/fixtures/a.json"], "product": ["src/app.py"]}
-    assert mixed.message == "commit changes evidence and product in one"
+    assert mixed.message == "commit mixes evidence (fixture) with product"
     short = commit.oid[:12]
     assert mixed.hint.startswith(f"split commit {short}: `git evidence split {short}` makes")
     assert f"--range {OLD[:12]}..HEAD" in mixed.hint
@@ -299,7 +299,7 @@ def test_mixed_commit_lists_both_sides_and_names_the_commit() -> None:
 def test_a_mixed_merge_says_merge() -> None:
     commit = summary("src/app.py", "tests/fixtures/a.json", merge=True)
     (mixed, _) = judge_update(facts(), [commit], BASE_POLICY, who(AGENT)).findings
-    assert mixed.message == "merge changes evidence and product in one"
+    assert mixed.message == "merge mixes evidence (fixture) with product"
 
 
 def test_mixed_range_lists_the_union_and_counts_the_commits() -> None:
@@ -317,7 +317,7 @@ def test_untrusted_names_the_pusher_the_paths_and_the_writers() -> None:
     (finding,) = judge_update(facts(), commits, BASE_POLICY, who(AGENT)).findings
     assert finding.message == "agent-bot may not change evidence"
     assert finding.paths == {"fixture": ["tests/fixtures/a.json", "tests/goldens/out.txt"]}
-    assert "ask alice to push it" in finding.hint
+    assert "have an evidence writer push it on its own (alice)" in finding.hint
 
 
 def test_untrusted_ledger_names_the_ledger_writers() -> None:
@@ -325,19 +325,20 @@ def test_untrusted_ledger_names_the_ledger_writers() -> None:
         facts(), [summary("tests/freeze.jsonl")], SPLIT_POLICY, who(ALICE)
     ).findings
     assert finding.paths == {"freeze_ledger": ["tests/freeze.jsonl"]}
-    assert "ask ledger-bot to push it" in finding.hint
+    assert "have a ledger writer push it on its own (ledger-bot)" in finding.hint
 
 
 def test_untrusted_with_no_writers_says_so() -> None:
     pol = parse_policy(b"", "base")
     (finding,) = judge_update(facts(), [summary("tests/fixtures/a.json")], pol, who(ALICE)).findings
-    assert "nobody yet: the policy lists no writers" in finding.hint
+    assert "the policy lists no evidence writers: add one in [identities]" in finding.hint
+    assert "nobody" not in finding.hint
 
 
 def test_writers_are_listed_sorted() -> None:
     pol = parse_policy(b'[identities]\nevidence_writers = ["zed", "amy"]\n', "base")
     (finding,) = judge_update(facts(), [summary("tests/fixtures/a.json")], pol, who(AGENT)).findings
-    assert "ask amy, zed to push it" in finding.hint
+    assert "push it on its own (amy, zed)" in finding.hint
 
 
 def test_other_and_test_findings_list_their_paths_once() -> None:
@@ -370,11 +371,13 @@ def test_a_refused_ref_judges_no_commits() -> None:
     assert judge_update(no_range, mixed, BASE_POLICY, who(AGENT)).findings == []
 
 
-def test_the_base_in_hints_falls_back_to_a_placeholder() -> None:
+def test_a_range_without_a_base_says_so_in_its_hints() -> None:
     (finding,) = judge_update(
         facts(base=None), [summary("tests/fixtures/a.json")], BASE_POLICY, who(AGENT)
     ).findings
-    assert "git rebase -i <base>" in finding.hint
+    assert "git rebase -i --root" in finding.hint
+    assert "no history in common with refs/heads/main" in finding.hint
+    assert "<base>" not in finding.hint
 
 
 # -- judge_ref: the ref and the history shape alone -----------------------------------------
@@ -591,7 +594,8 @@ def test_lock_findings_say_what_and_where() -> None:
     assert missing.message == f"no lock in force at {OLD[:12]}"
     (rootless,) = judge_lock(facts(base=None), LockFacts(), REQUIRED, who(AGENT))
     assert rootless.message == "no base: nothing is pinned"
-    assert "git evidence lock <base>" in rootless.hint
+    assert "no history in common with refs/heads/main" in rootless.hint
+    assert "<base>" not in rootless.hint
     (stale,) = judge_lock(facts(), LockFacts(found=FOUND, stale=DRIFT), BASE_POLICY, who(AGENT))
     assert stale.commit == OLD
     assert stale.message == (
@@ -1362,7 +1366,8 @@ LINK_TABLE = [
     ("src/top", "../", "policy"),
     ("src/self", ".", "product"),
     ("src/data.json", "../tests/fixtures/a.json", "fixture"),
-    ("src/all", "../tests", "oracle"),  # above tests/properties first
+    # above tests/properties, and above the labels file (policy), which wins
+    ("src/all", "../tests", "policy"),
     ("src/ledger", "../tests/freeze.jsonl", "freeze_ledger"),
     ("src/alias.py", "app.py", "product"),
     ("src/out", "../../etc/passwd", "other"),
@@ -1508,6 +1513,7 @@ def test_the_writer_lists_stay_apart() -> None:
         "evidence_writers": ["alice"],
         "ledger_writers": ["ledger-bot"],
         "lock_writers": ["lock-bot"],
+        "reviewers": ["alice"],  # by default the evidence writers, listed apart
     }
 
 
@@ -1547,9 +1553,14 @@ def test_effective_globs_add_the_builtins_and_the_ledger_once() -> None:
         "/.gitmodules",
         "/.lfsconfig",
     )
-    assert effective["freeze_ledger"][-1] == "/ci/f.jsonl"
+    # the ledger, then the retry quota, which sits in the ledger's class
+    assert effective["freeze_ledger"][-2:] == ("/ci/f.jsonl", "/tests/retry-quota.jsonl")
     again = Policy(paths={"freeze_ledger": ("/tests/freeze.jsonl",)})
-    assert again.effective_globs()["freeze_ledger"] == ("/tests/freeze.jsonl",)
+    # listed once, however often the policy lists them
+    assert again.effective_globs()["freeze_ledger"] == (
+        "/tests/freeze.jsonl",
+        "/tests/retry-quota.jsonl",
+    )
 
 
 def test_a_policy_is_a_value() -> None:
@@ -1592,7 +1603,8 @@ def test_toml_errors_name_the_line_and_say_when_the_file_ends_early(text: bytes,
 
 
 def _iter_keys() -> Iterator[str]:
-    yield from ("paths", "rules", "identities", "lock", "ledger")
+    yield from ("paths", "rules", "identities", "lock", "ledger", "labels", "judge")
+    yield "verdict_writers"  # listed on its own, only when set
 
 
 def test_every_table_accepts_its_documented_keys() -> None:
@@ -1602,8 +1614,11 @@ def test_every_table_accepts_its_documented_keys() -> None:
         'protected = ["refs/heads/main"]\nbase = "refs/heads/main"\n'
         'allow_namespaces = ["refs/heads/"]\ntime_budget_s = 1\n'
         "[identities]\nevidence_writers = []\nledger_writers = []\nlock_writers = []\n"
+        "reviewers = []\nverdict_writers = []\n"
         '[lock]\nroots = ["x"]\nexclude = []\nnotes_ref = "refs/notes/x"\nrequired = false\n'
         '[ledger]\npath = "f.jsonl"\nmax_window_hours = 1\n'
+        '[labels]\npath = "l.tsv"\nquota_path = "q.jsonl"\nretries = 1\n'
+        '[judge]\nnotes_ref = "refs/notes/v"\nrepeat = 2\nseeds = 1\ntimeout_s = 5\n'
     )
     assert set(parse_policy(text.encode(), "x").as_dict()) == set(_iter_keys())
 
