@@ -3,10 +3,13 @@ dates, and helpers that drive repositories and pushes through the git binary."""
 
 from __future__ import annotations
 
+import hashlib
 import os
+import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -31,6 +34,18 @@ evidence_writers = ["alice"]
 ledger_writers = ["ci-bot"]
 lock_writers = ["ci-bot"]
 """
+
+
+# Fixtures that start real servers or create system users: their tests run on one
+# worker (`--dist loadgroup`), so that each server starts once and no two `useradd`
+# race for /etc/passwd.
+SERVER_FIXTURES = frozenset({"http_git", "gitolite", "ssh_host", "gitolite_common"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.xdist_group("servers"))
 
 
 @pytest.fixture(autouse=True)
@@ -163,23 +178,196 @@ SEED = {
 }
 
 
-def make_server(root: Path, files: dict[str, str] | None = None, name: str = "server.git") -> Path:
-    """A bare repository seeded with main (policy, product, fixtures), then protected
-    with `git evidence install --server`."""
+# -- templates ---------------------------------------------------------------------------
+# Seeding a server, cloning it and pinning its lock are the same git operations, with
+# the same fixed names and dates, in most tests. The first test to need a state builds
+# it for real and leaves a copy here; the next test with the same inputs gets a copy of
+# that copy (shutil.copytree), which is what the real operations would have produced.
+# A copy is only taken from a repository whose refs, config and hooks still equal the
+# template's: anything a test changed first sends it down the real path.
+
+
+@dataclass
+class _Template:
+    dir: Path
+    bare: Path
+    seed: Path
+    state: tuple[object, ...]
+    clone: Path | None = None  # a plain clone of ``bare`` (its origin is ``bare``)
+    clone_state: tuple[object, ...] | None = None
+    pinned: Path | None = None  # ``bare`` after a lock writer pinned main
+    digest: str = ""
+
+
+class _Templates:
+    root: Path | None = None  # set for the session by the `_template_root` fixture
+    by_key: dict[str, _Template] = {}  # noqa: RUF012
+    by_copy: dict[Path, _Template] = {}  # noqa: RUF012
+
+
+def _environment_key() -> str:
+    """Everything in the environment that can change what seeding writes: git's
+    variables (names, dates), the pusher variables and the user's git config."""
+    parts = [f"{k}={v}" for k, v in sorted(os.environ.items()) if k.startswith("GIT")]
+    parts += [f"{k}={os.environ.get(k, '')}" for k in (*PUSHER_VARS, "PYTHONPATH")]
+    for config in (
+        Path(os.environ.get("HOME", "/nonexistent")) / ".gitconfig",
+        Path(os.environ.get("XDG_CONFIG_HOME", "/nonexistent")) / "git" / "config",
+    ):
+        parts.append(config.read_text() if config.is_file() else "")
+    return "\0".join(parts)
+
+
+def _repo_state(gitdir: Path, origin: Path | None = None) -> tuple[object, ...]:
+    """What a clone or a pin reads of a repository besides its objects: HEAD, refs,
+    config (the origin's path written as `<origin>`) and hooks."""
+
+    def files(under: Path) -> tuple[tuple[str, bytes], ...]:
+        if not under.is_dir():
+            return ()
+        return tuple(
+            sorted(
+                (p.relative_to(gitdir).as_posix(), p.read_bytes())
+                for p in under.rglob("*")
+                if p.is_file()
+            )
+        )
+
+    def read(name: str) -> bytes:
+        path = gitdir / name
+        return path.read_bytes() if path.is_file() else b""
+
+    config = read("config")
+    if origin is not None:
+        config = config.replace(os.fsencode(origin), b"<origin>")
+    return (
+        read("HEAD"),
+        read("packed-refs"),
+        files(gitdir / "refs"),
+        config,
+        files(gitdir / "hooks"),
+    )
+
+
+def _copy_repo(source: Path, target: Path) -> None:
+    shutil.copytree(source, target, symlinks=True)
+
+
+def _repoint(work: Path, old: Path, new: Path) -> None:
+    """A copied clone's origin is the copied server."""
+    config = work / ".git" / "config"
+    text = config.read_bytes()
+    line = b"\turl = " + os.fsencode(old) + b"\n"
+    assert line in text, f"{config} does not name {old} as its remote"
+    config.write_bytes(text.replace(line, b"\turl = " + os.fsencode(new) + b"\n"))
+
+
+def _seed_server(root: Path, files: dict[str, str] | None, name: str, protect: bool) -> Path:
     bare = root / name
     git(root, "init", "-q", "--bare", str(bare))
     seed = Work(root / f"seed-{name}")
     git(root, "init", "-q", str(seed.path))
     seed.commit("seed", {**SEED, **(files or {})})
     seed.git("push", "-q", str(bare), "HEAD:refs/heads/main")
-    result = evidence(bare, "install", "--server")
-    assert result.returncode == 0, result.stderr
+    if protect:
+        result = evidence(bare, "install", "--server")
+        assert result.returncode == 0, result.stderr
     return bare
 
 
+def make_server(root: Path, files: dict[str, str] | None = None, name: str = "server.git") -> Path:
+    """A bare repository seeded with main (policy, product, fixtures), then protected
+    with `git evidence install --server`."""
+    return _seeded(root, files, name, protect=True)
+
+
+def make_remote(root: Path, files: dict[str, str] | None = None, name: str = "remote.git") -> Path:
+    """A bare repository seeded as `make_server` seeds it, with no hook: nothing but
+    the client hooks stands."""
+    return _seeded(root, files, name, protect=False)
+
+
+def _seeded(root: Path, files: dict[str, str] | None, name: str, protect: bool) -> Path:
+    if _Templates.root is None or (root / name).exists() or (root / f"seed-{name}").exists():
+        return _seed_server(root, files, name, protect)  # re-seeding goes the real way
+    inputs = [name, str(protect), repr(sorted((files or {}).items())), _environment_key()]
+    key = hashlib.sha256("\0".join(inputs).encode()).hexdigest()[:16]
+    template = _Templates.by_key.get(key)
+    bare = root / name
+    if template is None:
+        _seed_server(root, files, name, protect)
+        where = _Templates.root / key
+        where.mkdir()
+        template = _Template(where, where / name, where / f"seed-{name}", _repo_state(bare))
+        _copy_repo(bare, template.bare)
+        _copy_repo(root / f"seed-{name}", template.seed)
+        _Templates.by_key[key] = template
+    else:
+        _copy_repo(template.bare, bare)
+        _copy_repo(template.seed, root / f"seed-{name}")
+    _Templates.by_copy[bare.resolve()] = template
+    return bare
+
+
+def _template_of(bare: Path) -> _Template | None:
+    """The template ``bare`` is a copy of, if it still is in that template's state."""
+    template = _Templates.by_copy.get(bare.resolve())
+    if template is None or _repo_state(bare) != template.state:
+        return None
+    return template
+
+
 def clone_of(root: Path, bare: Path, name: str = "w") -> Work:
-    git(root, "clone", "-q", str(bare), str(root / name))
-    return Work(root / name)
+    template = _template_of(bare)
+    path = root / name
+    if template is not None and template.clone is not None:
+        _copy_repo(template.clone, path)
+        _repoint(path, template.bare, bare)
+        git(path, "update-index", "-q", "--refresh")  # the copy's files have new inodes
+        return Work(path)
+    git(root, "clone", "-q", str(bare), str(path))
+    if template is not None:
+        template.clone = template.dir / "clone"
+        _copy_repo(path, template.clone)
+        _repoint(template.clone, bare, template.bare)
+        template.clone_state = _repo_state(template.clone / ".git", template.bare)
+    return Work(path)
+
+
+def pinned_copy(work: Work, pin: Callable[[Work], str]) -> str:
+    """``pin(work)`` (a lock writer pins the server's main and pushes the note), or the
+    same result copied from the template when ``work`` and its server are untouched
+    copies: the server becomes the pinned one and the clone fetches the note, as the
+    real pin leaves it. Returns the pin digest."""
+    origin = work.path.parent / "?"
+    config = work.path / ".git" / "config"
+    for line in config.read_text().splitlines() if config.is_file() else ():
+        if line.startswith("\turl = "):
+            origin = Path(line[len("\turl = ") :])
+            break
+    template = _template_of(origin) if origin.is_dir() else None
+    if template is None or template.clone_state != _repo_state(work.path / ".git", origin):
+        return pin(work)
+    if template.pinned is not None:
+        shutil.rmtree(origin)
+        _copy_repo(template.pinned, origin)
+        work.git("fetch", "-q", "origin")
+        work.git("fetch", "-q", "origin", "+refs/notes/evidence:refs/notes/evidence")
+        return template.digest
+    digest = pin(work)
+    template.pinned = template.dir / "pinned.git"
+    _copy_repo(origin, template.pinned)
+    template.digest = digest
+    return digest
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _template_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    _Templates.root = tmp_path_factory.mktemp("templates")
+    yield
+    _Templates.root = None
+    _Templates.by_key.clear()
+    _Templates.by_copy.clear()
 
 
 def protected_clone(root: Path, files: dict[str, str] | None = None) -> Work:
@@ -195,6 +383,4 @@ def server(tmp_path: Path) -> Path:
 @pytest.fixture
 def work(tmp_path: Path, server: Path) -> Iterator[Work]:
     """A clone of the protected server (no client hooks: the server must hold alone)."""
-    path = tmp_path / "work"
-    git(tmp_path, "clone", "-q", str(server), str(path))
-    yield Work(path)
+    yield clone_of(tmp_path, server, "work")

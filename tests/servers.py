@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -57,6 +58,27 @@ def wait_for(check: object, what: str, seconds: float = 10.0) -> None:
 def port_open(port: int) -> bool:
     with socket.socket() as sock:
         return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def start(argv: list[str], log: Path) -> subprocess.Popen[bytes]:
+    """A server in a process group of its own, so that `stop` ends what it forks too
+    (fcgiwrap's workers, nginx's worker, sshd's per-connection children)."""
+    with open(log, "wb") as stderr:
+        return subprocess.Popen(
+            argv, stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True
+        )
+
+
+def stop(proc: subprocess.Popen[bytes], seconds: float = 10.0) -> None:
+    """End ``proc``'s whole process group: TERM, then KILL what is left."""
+    group = proc.pid  # start_new_session: the leader's pid is the group's id
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(group, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=seconds)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(group, signal.SIGKILL)
+    proc.wait()
 
 
 @dataclass
@@ -128,28 +150,20 @@ def serve_http(root: Path, repos: Path, nginx: str, fcgiwrap: str) -> Iterator[i
             user="user root;" if os.geteuid() == 0 else "",
         )
     )
-    with open(root / "fcgi.log", "wb") as fcgi_log, open(root / "nginx.log", "wb") as nginx_log:
-        fcgi = subprocess.Popen(
-            [fcgiwrap, "-c", "2", "-s", f"unix:{root}/fcgi.sock"],
-            stdout=subprocess.DEVNULL,
-            stderr=fcgi_log,
-        )
-        server = subprocess.Popen(
-            [nginx, "-p", str(root), "-c", str(root / "nginx.conf"), "-g", "daemon off;"],
-            stdout=subprocess.DEVNULL,
-            stderr=nginx_log,
-        )
+    fcgi = start([fcgiwrap, "-c", "2", "-s", f"unix:{root}/fcgi.sock"], root / "fcgi.log")
     try:
-        wait_for(lambda: (root / "fcgi.sock").exists(), "fcgiwrap")
-        wait_for(lambda: port_open(port), "nginx")
-        yield port
+        server = start(
+            [nginx, "-p", str(root), "-c", str(root / "nginx.conf"), "-g", "daemon off;"],
+            root / "nginx.log",
+        )
+        try:
+            wait_for(lambda: (root / "fcgi.sock").exists(), "fcgiwrap")
+            wait_for(lambda: port_open(port), "nginx")
+            yield port
+        finally:
+            stop(server)
     finally:
-        for proc in (server, fcgi):
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        stop(fcgi)
 
 
 @pytest.fixture(scope="session")
@@ -296,18 +310,12 @@ def gitolite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gitolite]:
         port = free_port()
         (root / "sshd.conf").write_text(SSHD_CONF.format(port=port, root=root, user=user))
         Path("/run/sshd").mkdir(exist_ok=True)
-        with open(root / "sshd.log", "wb") as sshd_log:
-            sshd = subprocess.Popen(
-                [bins["sshd"], "-D", "-e", "-f", str(root / "sshd.conf")],
-                stdout=subprocess.DEVNULL,
-                stderr=sshd_log,
-            )
+        sshd = start([bins["sshd"], "-D", "-e", "-f", str(root / "sshd.conf")], root / "sshd.log")
         try:
             wait_for(lambda: port_open(port), "sshd")
             yield Gitolite(user, home, port, keys)
         finally:
-            sshd.terminate()
-            sshd.wait(timeout=10)
+            stop(sshd)
     finally:
         subprocess.run(["userdel", user], check=False, capture_output=True)
         shutil.rmtree(root, ignore_errors=True)

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import SEED, Work, evidence, git
+from conftest import Work, clone_of, evidence, git, make_remote
 
 PROJECT = Path(__file__).resolve().parents[1]
 AGENT = "agent-bot"
@@ -17,19 +17,12 @@ AGENT = "agent-bot"
 @pytest.fixture
 def unguarded(tmp_path: Path) -> Path:
     """A bare remote with no server hook: only the client hooks stand."""
-    bare = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", str(bare))
-    seed = Work(tmp_path / "seed")
-    git(tmp_path, "init", "-q", str(seed.path))
-    seed.commit("seed", SEED)
-    seed.git("push", "-q", str(bare), "HEAD:refs/heads/main")
-    return bare
+    return make_remote(tmp_path)
 
 
 @pytest.fixture
 def clone(tmp_path: Path, unguarded: Path) -> Work:
-    work = Work(tmp_path / "clone")
-    git(tmp_path, "clone", "-q", str(unguarded), str(work.path))
+    work = clone_of(tmp_path, unguarded, "clone")
     result = evidence(work.path, "install")
     assert result.returncode == 0, result.stderr
     return work

@@ -19,7 +19,17 @@ from pathlib import Path
 
 import pytest
 from conftest import PROJECT, SEED, Work, evidence, git, make_server
-from servers import SSHD_CONF, SYSTEM_PYTHON, _as, free_port, need, port_open, wait_for
+from servers import (
+    SSHD_CONF,
+    SYSTEM_PYTHON,
+    _as,
+    free_port,
+    need,
+    port_open,
+    start,
+    stop,
+    wait_for,
+)
 from test_server_push import refused, remote
 
 DOCS = PROJECT / "docs"
@@ -266,16 +276,12 @@ def serve_ssh(host: SshHost) -> Iterator[None]:
     hostkey = [need("ssh-keygen")["ssh-keygen"], "-q", "-t", "ed25519", "-N", ""]
     subprocess.run([*hostkey, "-f", str(host.root / "hostkey")], check=True)
     Path("/run/sshd").mkdir(exist_ok=True)
-    with open(host.root / "sshd.log", "wb") as log:
-        server = subprocess.Popen(
-            [sshd, "-D", "-e", "-f", str(config)], stdout=subprocess.DEVNULL, stderr=log
-        )
+    server = start([sshd, "-D", "-e", "-f", str(config)], host.root / "sshd.log")
     try:
         wait_for(lambda: port_open(host.port), "sshd")
         yield
     finally:
-        server.terminate()
-        server.wait(timeout=10)
+        stop(server)  # the whole group: per-connection children too
 
 
 # -- docs/hosting/plain-ssh.md: git-shell, the per-key wrapper, seed then protect -----

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Work, evidence, git, protected_clone
+from conftest import Work, evidence, git, pinned_copy, protected_clone
 from test_server_push import refused, remote
 
 AGENT = "agent-bot"
@@ -17,7 +17,11 @@ NOTES = "refs/notes/evidence"
 
 
 def pin_main(work: Work) -> str:
-    """A lock writer pins the server's main and pushes the note."""
+    """A lock writer pins the server's main and pushes the note; the pin digest."""
+    return pinned_copy(work, _pin_main)
+
+
+def _pin_main(work: Work) -> str:
     work.git("fetch", "-q", "origin")
     result = evidence(work.path, "lock", "origin/main")
     assert result.returncode == 0, result.stderr
