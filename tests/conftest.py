@@ -42,10 +42,12 @@ lock_writers = ["ci-bot"]
 SERVER_FIXTURES = frozenset({"http_git", "gitolite", "ssh_host", "gitolite_common"})
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.xdist_group("servers"))
+            item.add_marker(pytest.mark.slow)  # a real server: `python -m pytest -m slow`
 
 
 @pytest.fixture(autouse=True)
