@@ -20,6 +20,7 @@ from git_evidence.ledger import (
     CLOCK_SKEW,
     EntryError,
     Problem,
+    appended_to,
     parse_time,
 )
 from git_evidence.paths import LEDGER
@@ -165,29 +166,13 @@ def check_change(
     """One change of the quota file: the old bytes stay an exact prefix of the new ones
     (as for the freeze ledger), every appended line is an entry its pusher may write,
     and the remaining count never goes below zero."""
-    if new is None:
-        return [Problem("ledger-rewrite", None, "the retry quota was deleted or renamed")]
-    old = old or b""
-    if not new.startswith(old):
-        return [
-            Problem(
-                "ledger-rewrite",
-                _first_difference(old, new),
-                "existing lines were edited, removed, reordered or re-encoded",
-            )
-        ]
-    if old and not old.endswith(b"\n"):
-        return [
-            Problem(
-                "ledger-rewrite",
-                old.count(b"\n") + 1,
-                "the last line had no newline, so appending changed it",
-            )
-        ]
-    appended = new[len(old) :]
+    prefix = appended_to(old, new, "the retry quota")
+    if isinstance(prefix, Problem):
+        return [prefix]
+    appended, first = prefix
     if not appended:
         return []
-    first = old.count(b"\n") + 1
+    old = old or b""
     if not appended.endswith(b"\n"):
         return [
             Problem("ledger-entry", first + appended.count(b"\n"), "the last line has no newline")
@@ -234,13 +219,6 @@ def _entry_in_context(entry: Entry, balance: int, now: datetime, writers: Writer
     if entry.at > now + CLOCK_SKEW:
         why.append(f"at {iso_utc(entry.at)} is in the future by the server's clock")
     return why
-
-
-def _first_difference(old: bytes, new: bytes) -> int:
-    for number, (a, b) in enumerate(zip(old.split(b"\n"), new.split(b"\n"), strict=False), start=1):
-        if a != b:
-            return number
-    return min(old.count(b"\n"), new.count(b"\n")) + 1
 
 
 # -- findings at push ----------------------------------------------------------------
