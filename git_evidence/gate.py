@@ -6,7 +6,16 @@ from __future__ import annotations
 import gc
 from collections.abc import Sequence
 
-from git_evidence import endpoint, ledgercheck, lockcheck, paths, quota, quotacheck, rules
+from git_evidence import (
+    endpoint,
+    labels,
+    ledgercheck,
+    lockcheck,
+    paths,
+    quota,
+    quotacheck,
+    rules,
+)
 from git_evidence.budget import PROGRESS
 from git_evidence.endpoint import EndpointRow
 from git_evidence.errors import PolicyError
@@ -99,14 +108,24 @@ def _judge(
             if not outcome.judged or facts.commit is None:
                 continue
             moved = {fold_path(row[1]) for row in rows}
-            if facts.protected and (
+            policy_moved = (
                 facts.base is None
                 or fold_path(POLICY_FILE) in moved
                 or any(_touches(summaries[c], paths.POLICY, POLICY_FILE) for c in facts.commits)
-            ):
+            )
+            carried: Policy | None = None  # the policy file the new tip carries, parsed
+            if facts.protected and policy_moved:
                 facts.policy_changed = True
-                problem = _policy_problem(cat, facts.commit)
+                problem, carried = _policy_problem(cat, facts.commit)
                 outcome.findings += rules.decide_policy_file(facts, problem, POLICY_FILE)
+            if facts.protected:
+                # The labels file the tip leaves: at the path the policy in force after
+                # the push names (a sealed policy's, else the one the tip carries).
+                after = policy if carried is None or _sealed(policy) else carried
+                folded = fold_path(after.labels_path)
+                if policy_moved or folded in moved or _labels_touched(summaries, facts, folded):
+                    problem = _labels_problem(cat, facts.commit, after.labels_path)
+                    outcome.findings += rules.decide_labels_file(facts, problem, after.labels_path)
             found = lockcheck.lock_facts(git, cat, policy, facts.base, facts.commit, view.notes)
             outcome.findings += rules.decide_lock(facts, found, policy, who)
             touched = [(c, change) for c in facts.commits for change in summaries[c].ledger]
@@ -179,21 +198,52 @@ def _touches(summary: rules.CommitSummary, klass: str, path: str) -> bool:
     return klass in summary.classes and path in dict(summary.by_class)[klass]
 
 
-def _policy_problem(cat: CatFile, commit: str) -> str | None:
+def _policy_problem(cat: CatFile, commit: str) -> tuple[str | None, Policy | None]:
     """Why the policy file ``commit`` carries does not parse and validate, or None
-    (no file: the built-in defaults, which are valid)."""
+    and the policy (the built-in defaults when there is no file, which are valid)."""
     hit = cat.get(f"{commit}:{POLICY_FILE}")
     if hit is None:
-        return None
+        return None, Policy()
     _, kind, data = hit
     source = f"{commit[:12]}:{POLICY_FILE}"
     if kind != "blob":
-        return f"{source}: a {kind}, not a policy file"
+        return f"{source}: a {kind}, not a policy file", None
     try:
-        parse_policy(data, source)
+        return None, parse_policy(data, source)
     except PolicyError as exc:
-        return exc.message
-    return None
+        return exc.message, None
+
+
+def _sealed(policy: Policy) -> bool:
+    """A policy sealed on the server (``evidence.policyFile``) wins over any file a
+    commit carries, its ``[labels].path`` included."""
+    return policy.source.startswith("sealed:")
+
+
+def _labels_touched(
+    summaries: dict[str, rules.CommitSummary], facts: UpdateFacts, folded: str
+) -> bool:
+    """Whether a commit of the range changes the labels file (any spelling of it)."""
+    for commit in facts.commits:
+        summary = summaries[commit]
+        if paths.POLICY in summary.classes and any(
+            fold_path(path) == folded for path in dict(summary.by_class)[paths.POLICY]
+        ):
+            return True
+    return False
+
+
+def _labels_problem(cat: CatFile, commit: str, path: str) -> str | None:
+    """Why the labels file ``commit`` carries at ``path`` does not parse (``FILE:LINE:
+    what``), or None (no file: no labels, nothing to parse)."""
+    hit = cat.get(f"{commit}:{path}")
+    if hit is None:
+        return None
+    _, kind, data = hit
+    source = f"{commit[:12]}:{path}"
+    if kind != "blob":
+        return f"{source}: a {kind}, not a labels file"
+    return labels.labels_problem(data, source)
 
 
 def _notes_findings(

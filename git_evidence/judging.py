@@ -9,7 +9,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from git_evidence import ledger, lock, manifest, paths, runner, workspace
+from git_evidence import ledger, lock, manifest, paths, runner, scorecard, workspace
+from git_evidence.context import labels_bytes
 from git_evidence.disk import worktree_manifest
 from git_evidence.errors import EvidenceError
 from git_evidence.git import CatFile, Git, zsplit
@@ -18,6 +19,7 @@ from git_evidence.manifest import Drift, Entry
 from git_evidence.policy import Policy
 from git_evidence.properties import JudgeProperty
 from git_evidence.ranges import LinkResolver, parse_raw
+from git_evidence.scorecard import Judged, Sealed
 from git_evidence.verdict import FixtureRun, PropertyRuns, Signals
 
 # Variables that would point a command at the repository (or another one) instead of
@@ -202,3 +204,94 @@ def run_env(area: workspace.Area) -> dict[str, str]:
     }
     env["GIT_CEILING_DIRECTORIES"] = area.root
     return env
+
+
+# -- labels, quota and the scorecard (SPEC §12) -----------------------------------------
+
+
+def read_sealed(git: Git, policy: Policy, base: str) -> Sealed | None:
+    """The labels in force (sealed, else the base's) and the base's retry quota; None
+    when there are no labels, and then no scorecard either."""
+    data, source = labels_bytes(git, policy, base)
+    if data is None:
+        return None
+    return scorecard.read_sealed(
+        data,
+        source,
+        git.blob_at(base, policy.quota_path),
+        f"base:{policy.quota_path}",
+        policy.retries,
+    )
+
+
+def sealed_env(sealed: Sealed, area: workspace.Area, env: dict[str, str]) -> dict[str, str]:
+    """The variables that hold every run to the base's labels and quota: the files are
+    written outside the workspaces (the runs have no repository to read them from),
+    and the plugin is switched on for every pytest run (``PYTEST_PLUGINS``)."""
+    folder = os.path.join(area.root, "sealed")
+    os.mkdir(folder)
+    out = {"EVIDENCE_RETRIES": str(sealed.retries)}
+    files = [("EVIDENCE_LABELS_FILE", "labels.tsv", sealed.labels_data)]
+    if sealed.quota_data is not None:
+        files.append(("EVIDENCE_QUOTA_FILE", "retry-quota.jsonl", sealed.quota_data))
+    for variable, name, data in files:
+        path = os.path.join(folder, name)
+        with open(path, "wb") as handle:
+            handle.write(data)
+        os.chmod(path, 0o444)
+        out[variable] = path
+    plugins = [p for p in env.get("PYTEST_PLUGINS", "").split(",") if p.strip()]
+    if "git_evidence" not in (p.strip() for p in plugins):
+        plugins.append("git_evidence")
+    out["PYTEST_PLUGINS"] = ",".join(plugins)
+    return out
+
+
+def judged(
+    klass: str,
+    signals: Signals,
+    results: Sequence[PropertyRuns],
+    checked: tuple[str, ...],
+    pin: str | None,
+) -> Judged:
+    """What the scorecard's votes read of a judgement: the signals flattened to lines,
+    and the sessions every run reported."""
+    failures = [
+        *signals.misses,
+        *(f"{p}: seed {s} failed on every run" for p, s in signals.counterexamples),
+        *(
+            f"{f.property}: {f.test_id} seed {f.seed} gave different outcomes, no freeze"
+            for f in signals.flakes
+            if f.freeze is None
+        ),
+        *signals.unexplained,
+    ]
+    frozen = [
+        f"{f.property}: {f.test_id} seed {f.seed} gave different outcomes, frozen until "
+        f"{f.freeze['until']}"
+        for f in signals.flakes
+        if f.freeze is not None
+    ]
+    reported = []
+    for result in results:
+        prop = result.prop.id
+        for seed, runs in result.seeds.items():
+            for run in runs:
+                reported.append(scorecard.reported(f"{prop} seed {seed} run {run.run}", True, run))
+        for fixture in result.fixtures:
+            if fixture.run is not None:  # a must-fail run fails on purpose: not counted
+                kind = fixture.kind.replace("_", "-")
+                where = f"{prop} {kind} {fixture.path} seed {fixture.seed}"
+                counted = fixture.kind == "must_pass"
+                reported.append(scorecard.reported(where, counted, fixture.run))
+    return Judged(
+        klass,
+        len(results),
+        sum(len(runs) for result in results for runs in result.seeds.values()),
+        tuple(failures),
+        tuple(frozen),
+        signals.fixture_breach,
+        checked,
+        pin,
+        tuple(reported),
+    )

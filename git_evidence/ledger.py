@@ -211,29 +211,12 @@ def check_change(
 
     Only the appended bytes are parsed: a 100,000-line ledger costs one prefix
     comparison and the new lines."""
-    if new is None:
-        return [Problem("ledger-rewrite", None, "the ledger was deleted or renamed")]
-    old = old or b""
-    if not new.startswith(old):
-        return [
-            Problem(
-                "ledger-rewrite",
-                _first_difference(old, new),
-                "existing lines were edited, removed, reordered or re-encoded",
-            )
-        ]
-    if old and not old.endswith(b"\n"):
-        return [
-            Problem(
-                "ledger-rewrite",
-                old.count(b"\n") + 1,
-                "the last line had no newline, so appending changed it",
-            )
-        ]
-    appended = new[len(old) :]
+    prefix = appended_to(old, new, "the ledger")
+    if isinstance(prefix, Problem):
+        return [prefix]
+    appended, first = prefix
     if not appended:
         return []
-    first = old.count(b"\n") + 1
     if not old and appended.startswith(BOM):
         return [Problem("ledger-entry", 1, "byte order mark: the ledger is UTF-8 without BOM")]
     if not appended.endswith(b"\n"):
@@ -253,6 +236,34 @@ def check_change(
             for why in _entry_in_context(entry, now, writers, pin_exists)
         ]
     return problems
+
+
+class Appended(NamedTuple):
+    data: bytes  # the bytes after the old ones (empty: nothing was appended)
+    first: int  # the number of the first appended line
+
+
+def appended_to(old: bytes | None, new: bytes | None, what: str) -> Appended | Problem:
+    """The prefix rule of an append-only file (the freeze ledger, the retry quota):
+    the old bytes stay an exact prefix of the new ones, and the old last line ended
+    with a newline (else appending changed it). The appended bytes, or the
+    ``ledger-rewrite`` problem."""
+    if new is None:
+        return Problem("ledger-rewrite", None, f"{what} was deleted or renamed")
+    old = old or b""
+    if not new.startswith(old):
+        return Problem(
+            "ledger-rewrite",
+            _first_difference(old, new),
+            "existing lines were edited, removed, reordered or re-encoded",
+        )
+    if old and not old.endswith(b"\n"):
+        return Problem(
+            "ledger-rewrite",
+            old.count(b"\n") + 1,
+            "the last line had no newline, so appending changed it",
+        )
+    return Appended(new[len(old) :], old.count(b"\n") + 1)
 
 
 def _entry_in_context(

@@ -1,5 +1,6 @@
 """The freeze ledger in a judgement: each commit's change to it, then the range's as a
-whole, read from git and handed to ``ledger.check_change`` (SPEC §9)."""
+whole, read from git and handed to ``ledger.check_change`` (SPEC §9). The walk over
+the range (``append_only_problems``) is the retry quota's too."""
 
 from __future__ import annotations
 
@@ -58,17 +59,26 @@ def ledger_problems(
             pin_exists=pin_exists,
         )
 
+    return append_only_problems(git, facts, touched, policy.ledger_path, "the ledger", check)
+
+
+def append_only_problems(
+    git: Git,
+    facts: UpdateFacts,
+    touched: Sequence[Touch],
+    path: str,
+    what: str,
+    check: Callable[[str | None, str | None], list[ledger.Problem]],
+) -> list[tuple[str | None, ledger.Problem]]:
+    """An append-only file (the freeze ledger, the retry quota) in a range: ``check``
+    (old blob, new blob; None when absent) for each commit's change, then, when no
+    commit's own change failed, for the range as a whole, where only a rewrite counts
+    (a merge that takes another history's copy shows in no single commit)."""
     problems: list[tuple[str | None, ledger.Problem]] = []
-    for commit, (status, old, new, path) in touched:
-        if path != policy.ledger_path:  # a case or Unicode variant of the ledger's name
-            problems.append(
-                (
-                    commit,
-                    ledger.Problem(
-                        "ledger-rewrite", None, f"{path!r} is another spelling of the ledger"
-                    ),
-                )
-            )
+    for commit, (status, old, new, changed) in touched:
+        if changed != path:  # a case or Unicode variant of the file's name
+            spelling = f"{changed!r} is another spelling of {what}"
+            problems.append((commit, ledger.Problem("ledger-rewrite", None, spelling)))
             continue
         problems += [(commit, p) for p in check(old, None if status == "D" else new)]
     if problems or facts.commit is None:
@@ -76,7 +86,7 @@ def ledger_problems(
     revs = [facts.base, facts.commit] if facts.base else [facts.commit]
     ends = [
         hit[0] if hit and hit[1] == "blob" else None
-        for hit in git.batch_check([f"{rev}:{policy.ledger_path}" for rev in revs])
+        for hit in git.batch_check([f"{rev}:{path}" for rev in revs])
     ]
     start, tip = (ends[0], ends[1]) if facts.base else (None, ends[0])
     if start is not None or tip is not None:

@@ -38,8 +38,11 @@ from git_evidence.pytest_report import (
     junit_child,
 )
 from git_evidence.pytest_sources import Budget, Sources, read_sources
+from git_evidence.quota import Retried, retry_log_line
 
 MAX_LISTED = 50
+# what a nondeterministic test's note says of its retries, as the judge counts them
+SPENT = {FLAKY: "passed", RETRIED_FAILED: "failed", QUOTA: "quota"}
 
 
 class Story:
@@ -70,6 +73,7 @@ class EvidenceRun:
         self.budget = Budget(self.sources.remaining, shared["slots"] if shared else None)
         self.slots: str | None = None  # the controller's slot directory under xdist
         self.hits_file = os.environ.get("EVIDENCE_HITS_FILE") or None
+        self.retries_file = os.environ.get("EVIDENCE_RETRIES_FILE") or None
         self.hypothesis_seed: tuple[Any, Any] | None = None  # (module, the seed it had)
         self.notable: list[tuple[str, int, str]] = []  # (node id, attempts, note)
         self.retries_used = 0
@@ -116,6 +120,23 @@ class EvidenceRun:
             xml.add_global_property("evidence.labels", self.sources.labels.source)
             xml.add_global_property("evidence.labels_digest", self.sources.labels.digest)
             xml.add_global_property("evidence.quota_remaining", self.sources.remaining)
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """For ``git evidence judge``'s scorecard: the labels this session enforced and
+        the retries it used, one line appended to ``EVIDENCE_RETRIES_FILE`` by the
+        process that tallied them (under xdist the controller, once the workers are
+        done)."""
+        if self.retries_file is None or getattr(self.config, "workerinput", None) is not None:
+            return
+        tests = [
+            Retried(node, NONDETERMINISTIC, attempts, SPENT[note])
+            for node, attempts, note in self.notable
+            if note in SPENT
+        ]
+        line = retry_log_line(
+            self.sources.labels.digest, self.sources.remaining, self.retries_used, tests
+        )
+        append_line(self.retries_file, line.decode())
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         if self.slots is not None:

@@ -20,6 +20,7 @@ from git_evidence.ledger import (
     CLOCK_SKEW,
     EntryError,
     Problem,
+    appended_to,
     parse_time,
 )
 from git_evidence.paths import LEDGER
@@ -165,29 +166,13 @@ def check_change(
     """One change of the quota file: the old bytes stay an exact prefix of the new ones
     (as for the freeze ledger), every appended line is an entry its pusher may write,
     and the remaining count never goes below zero."""
-    if new is None:
-        return [Problem("ledger-rewrite", None, "the retry quota was deleted or renamed")]
-    old = old or b""
-    if not new.startswith(old):
-        return [
-            Problem(
-                "ledger-rewrite",
-                _first_difference(old, new),
-                "existing lines were edited, removed, reordered or re-encoded",
-            )
-        ]
-    if old and not old.endswith(b"\n"):
-        return [
-            Problem(
-                "ledger-rewrite",
-                old.count(b"\n") + 1,
-                "the last line had no newline, so appending changed it",
-            )
-        ]
-    appended = new[len(old) :]
+    prefix = appended_to(old, new, "the retry quota")
+    if isinstance(prefix, Problem):
+        return [prefix]
+    appended, first = prefix
     if not appended:
         return []
-    first = old.count(b"\n") + 1
+    old = old or b""
     if not appended.endswith(b"\n"):
         return [
             Problem("ledger-entry", first + appended.count(b"\n"), "the last line has no newline")
@@ -234,13 +219,6 @@ def _entry_in_context(entry: Entry, balance: int, now: datetime, writers: Writer
     if entry.at > now + CLOCK_SKEW:
         why.append(f"at {iso_utc(entry.at)} is in the future by the server's clock")
     return why
-
-
-def _first_difference(old: bytes, new: bytes) -> int:
-    for number, (a, b) in enumerate(zip(old.split(b"\n"), new.split(b"\n"), strict=False), start=1):
-        if a != b:
-            return number
-    return min(old.count(b"\n"), new.count(b"\n")) + 1
 
 
 # -- findings at push ----------------------------------------------------------------
@@ -332,3 +310,72 @@ def scorecard(properties_pass: bool, fixtures_pass: bool, quota: Vote) -> dict[s
         "quota": quota,
     }
     return {"votes": votes, "merge": properties_pass and fixtures_pass and quota != "fail"}
+
+
+# -- a run's retries, as the plugin reports them to the judge --------------------------
+
+RETRY_OUTCOMES = ("passed", "failed", "quota")
+
+
+class Session(NamedTuple):
+    """One pytest session under the plugin, as it reported itself in
+    ``EVIDENCE_RETRIES_FILE``: the labels it enforced, the quota it started with, the
+    retries it used and the nondeterministic tests that retried (or wanted to)."""
+
+    labels: str  # the labels' digest
+    remaining: int
+    retries_used: int
+    tests: tuple[Retried, ...]
+
+
+def retry_log_line(
+    labels_digest: str, remaining_retries: int, retries_used: int, tests: Iterable[Retried]
+) -> bytes:
+    """One session's line (the plugin appends it; ``parse_retry_log`` reads it back)."""
+    doc = {
+        "labels": labels_digest,
+        "remaining": remaining_retries,
+        "retries_used": retries_used,
+        "tests": [t._asdict() for t in tests],
+    }
+    return json.dumps(doc, separators=(",", ":"), ensure_ascii=True).encode() + b"\n"
+
+
+def parse_retry_log(data: bytes) -> list[Session]:
+    """Every session of a run's retries file, strictly: ValueError naming the line
+    (the judge's quota vote fails on a file it cannot read)."""
+    sessions = []
+    for number, raw in enumerate(data.splitlines(), start=1):
+        try:
+            sessions.append(_session(json.loads(raw, object_pairs_hook=no_duplicate_keys)))
+        except (ValueError, TypeError, KeyError) as exc:
+            raise ValueError(f"line {number}: {exc}") from None
+    return sessions
+
+
+def _session(doc: Any) -> Session:
+    if not isinstance(doc, dict) or set(doc) != {"labels", "remaining", "retries_used", "tests"}:
+        raise ValueError("not a session: expected labels, remaining, retries_used, tests")
+    counts = (doc["remaining"], doc["retries_used"])
+    if not isinstance(doc["labels"], str) or not all(_count(n) for n in counts):
+        raise ValueError("labels is a digest, remaining and retries_used whole numbers")
+    if not isinstance(doc["tests"], list):
+        raise ValueError("tests is a list")
+    tests = []
+    for test in doc["tests"]:
+        if not isinstance(test, dict) or set(test) != set(Retried._fields):
+            raise ValueError(f"a test has the fields {', '.join(Retried._fields)}")
+        found = Retried(**test)
+        if (
+            not isinstance(found.test_id, str)
+            or not isinstance(found.label, str)
+            or not _count(found.attempts)
+            or found.outcome not in RETRY_OUTCOMES
+        ):
+            raise ValueError(f"test {found.test_id!r} is not a retried test")
+        tests.append(found)
+    return Session(doc["labels"], doc["remaining"], doc["retries_used"], tuple(tests))
+
+
+def _count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 10**9

@@ -12,11 +12,9 @@ from git_evidence import quota
 from git_evidence.git import CatFile, Git, is_zero
 from git_evidence.identity import Identity
 from git_evidence.ledger import Problem
+from git_evidence.ledgercheck import Touch, append_only_problems
 from git_evidence.policy import Policy
 from git_evidence.ranges import UpdateFacts
-
-# (commit, (status, old blob, new blob, path)) for each change a range makes to it
-Touch = tuple[str, tuple[str, str, str, str]]
 
 
 def quota_problems(
@@ -44,21 +42,4 @@ def quota_problems(
     def check(old: str | None, new: str | None) -> list[Problem]:
         return quota.check_change(blob(old), blob(new), now=now, writers=writers)
 
-    problems: list[tuple[str | None, Problem]] = []
-    for commit, (status, old, new, path) in touched:
-        if path != policy.quota_path:  # a case or Unicode variant of the quota's name
-            problem = Problem("ledger-rewrite", None, f"{path!r} is another spelling of the quota")
-            problems.append((commit, problem))
-            continue
-        problems += [(commit, p) for p in check(old, None if status == "D" else new)]
-    if problems or facts.commit is None:
-        return problems
-    revs = [facts.base, facts.commit] if facts.base else [facts.commit]
-    ends = [
-        hit[0] if hit and hit[1] == "blob" else None
-        for hit in git.batch_check([f"{rev}:{policy.quota_path}" for rev in revs])
-    ]
-    start, tip = (ends[0], ends[1]) if facts.base else (None, ends[0])
-    if start is not None or tip is not None:
-        problems += [(None, p) for p in check(start, tip) if p.rule == "ledger-rewrite"]
-    return problems
+    return append_only_problems(git, facts, touched, policy.quota_path, "the quota", check)

@@ -782,6 +782,27 @@ def decide_policy_file(facts: UpdateFacts, problem: str | None, path: str) -> li
     ]
 
 
+def decide_labels_file(facts: UpdateFacts, problem: str | None, path: str) -> list[Finding]:
+    """A protected ref must be left with a labels file that parses (SPEC §12): every
+    judgement and every ``pytest --evidence`` run reads it from there."""
+    if problem is None:
+        return []
+    shown = path.replace("{", "{{").replace("}", "}}")  # the hint is a template
+    return [
+        _finding(
+            "policy-invalid",
+            facts.update.ref,
+            commit=facts.commit,
+            found={paths.POLICY: [path]},
+            message=problem,
+            hint=f"{{ref}} would be left with a labels file that does not parse (every "
+            f"judgement and `pytest --evidence` run would stop on it): correct {shown} at "
+            "the line named (`git evidence labels check --rev {commit}` lists every "
+            "problem) and push again",
+        )
+    ]
+
+
 def decide_staged_policy(facts: UpdateFacts, problem: str | None, path: str) -> list[Finding]:
     """A staged policy file must parse: committed, it would refuse every later commit
     and push that reads it."""
@@ -795,6 +816,26 @@ def decide_staged_policy(facts: UpdateFacts, problem: str | None, path: str) -> 
             message=problem,
             hint=f"correct {path} at the line named and stage it again (`git add -- {path}`); "
             "committed, a policy that does not parse refuses every later commit",
+        )
+    ]
+
+
+def decide_staged_labels(facts: UpdateFacts, problem: str | None, path: str) -> list[Finding]:
+    """A staged labels file must parse: committed, it would stop every judgement and
+    every ``pytest --evidence`` run that reads it, and the server refuses it on a
+    protected ref."""
+    if problem is None:
+        return []
+    shown = path.replace("{", "{{").replace("}", "}}")  # the hint is a template
+    return [
+        _finding(
+            "policy-invalid",
+            facts.update.ref,
+            found={paths.POLICY: [path]},
+            message=problem,
+            hint=f"correct {shown} at the line named and stage it again (`git add -- "
+            f"{shlex.quote(shown)}`); committed, labels that do not parse stop every judgement and "
+            "`pytest --evidence` run",
         )
     ]
 

@@ -37,6 +37,7 @@ TIMEOUT = "timeout"
 PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
 FAILING = frozenset({FAILED, ERROR})
 JUNIT_MAX_BYTES = 64 << 20
+CLAIM_MAX_BYTES = 16 << 20  # hits and retries files
 HASH_SEED_MOD = 2**32  # PYTHONHASHSEED accepts 0 … 4294967295
 
 Code = int | str  # an exit code, or TIMEOUT
@@ -66,6 +67,9 @@ class Run:
     tests: Mapping[str, CaseResult] | None = None  # JUnit, when asked for and readable
     junit_error: str | None = None
     hits: Mapping[str, int] = field(default_factory=dict)  # id ("" for a bare N) → hits
+    # what the evidence plugin wrote to EVIDENCE_RETRIES_FILE (None: nothing), read
+    # by the judge's scorecard
+    retry_log: bytes | None = None
 
     @property
     def failed(self) -> bool:
@@ -167,13 +171,14 @@ def run_once(
     group, stdin closed, output to files in ``scratch`` (a pipe could fill and stall
     the command)."""
     name = os.path.join(scratch, f"run-{next(_NAMES)}")
-    hits_file, junit_file = f"{name}.hits", f"{name}.xml"
+    hits_file, junit_file, retries_file = f"{name}.hits", f"{name}.xml", f"{name}.retries"
     full_env = {
         **env,
         "EVIDENCE_SEED": str(seed),
         "PYTHONHASHSEED": str(seed % HASH_SEED_MOD),
         "EVIDENCE_RUN": str(run),
         "EVIDENCE_HITS_FILE": hits_file,
+        "EVIDENCE_RETRIES_FILE": retries_file,
     }
     if cwd is not None:
         full_env["PWD"] = cwd
@@ -222,7 +227,17 @@ def run_once(
         duration = time.monotonic() - start
         output = _output_digest(out, err)
     tests, problem = _read_junit(junit_file) if junit else (None, None)
-    return Run(seed, run, code, output, round(duration, 3), tests, problem, _read_hits(hits_file))
+    return Run(
+        seed,
+        run,
+        code,
+        output,
+        round(duration, 3),
+        tests,
+        problem,
+        _read_hits(hits_file),
+        _read_claim(retries_file),
+    )
 
 
 def _output_digest(out: IO[bytes], err: IO[bytes]) -> str:
@@ -319,13 +334,20 @@ def run_chains(
 # -- outcomes --------------------------------------------------------------------------
 
 
+def _read_claim(path: str) -> bytes | None:
+    """What the run wrote to one of its files (at most 16 MiB), None when nothing."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(CLAIM_MAX_BYTES)
+    except OSError:
+        return None
+
+
 def _read_hits(path: str) -> dict[str, int]:
     """Lines ``ID N`` or a bare ``N`` the run appended; anything else is ignored (a
     hits line is a claim the run makes, never trusted to be more than a count)."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(16 << 20)
-    except OSError:
+    data = _read_claim(path)
+    if data is None:
         return {}
     hits: dict[str, int] = {}
     for raw in data.decode("utf-8", "replace").splitlines():

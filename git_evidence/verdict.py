@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from git_evidence import scorecard
 from git_evidence.errors import EvidenceError
 from git_evidence.fingerprint import exit_fingerprint, fingerprint
 from git_evidence.records import RecordError, iso_utc, parse_canonical
@@ -65,6 +66,14 @@ RESULT = {
     FLAKE_FROZEN: "WARNED",
     UNDECIDED: "FAILED",
 }
+
+
+def exit_and_result(klass: str, card: Mapping[str, Any] | None) -> tuple[int, str]:
+    """A record's ``exit`` and in-toto ``result``: the class's, except that a scorecard
+    that says ``reject`` (SPEC §12) never lets a passing class exit 0."""
+    if card is not None and card.get("result") == scorecard.REJECT and EXIT[klass] == 0:
+        return 1, "FAILED"
+    return EXIT[klass], RESULT[klass]
 
 
 @dataclass(frozen=True)
@@ -419,8 +428,14 @@ def parse_verdict(data: bytes, annotated: str | None = None) -> dict[str, Any]:
     klass = doc["class"]
     if klass not in EXIT:
         raise bad(f"names an unknown class {klass!r}")
-    if doc["exit"] != EXIT[klass] or doc["result"] != RESULT[klass]:
-        raise bad(f"gives exit {doc['exit']} / result {doc['result']} for class {klass}")
+    card = doc.get("scorecard")
+    if "scorecard" in doc:
+        wrong = scorecard.problem(card)
+        if wrong is not None:
+            raise bad(wrong)
+    if (doc["exit"], doc["result"]) != exit_and_result(klass, card):
+        with_card = f" and a scorecard that says {card['result']}" if card else ""
+        raise bad(f"gives exit {doc['exit']} / result {doc['result']} for class {klass}{with_card}")
     if doc["freeze_allowed"] is not False:
         raise bad("allows a freeze: no verdict ever does")
     if annotated is not None and doc["candidate"] != annotated:
@@ -559,6 +574,8 @@ def to_text(record: Mapping[str, Any]) -> str:
         f"  base {str(record['base'])[:12]}, candidate {str(record['candidate'])[:19]}, "
         f"pin {pin_text}"
     )
+    if record.get("scorecard"):
+        lines += scorecard.text(record["scorecard"])
     if record.get("freeze_line"):
         lines.append(f"  freeze line: {record['freeze_line']}")
     lines.append("  freeze_allowed: false (the judge never writes a freeze)")

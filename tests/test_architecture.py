@@ -24,6 +24,7 @@ PURE = (
     "policy",
     "ledger",
     "verdict",
+    "scorecard",
     "fingerprint",
     "records",
     "labels",

@@ -20,7 +20,7 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 
-from git_evidence import __version__, judging, lock, runner, verdict, workspace
+from git_evidence import __version__, judging, lock, runner, scorecard, verdict, workspace
 from git_evidence.context import (
     client_policy_rev,
     policy_at,
@@ -35,6 +35,7 @@ from git_evidence.manifest import Drift
 from git_evidence.policy import Policy
 from git_evidence.properties import JUNIT_PLACEHOLDER, JudgeProperty
 from git_evidence.records import canonical_json, digest, now_utc
+from git_evidence.scorecard import Sealed
 from git_evidence.verdict import PropertyRuns, Signals
 
 
@@ -57,12 +58,14 @@ def run(args: argparse.Namespace) -> int:
         "runner": _runner_identity(),
         "tool": {"name": "git-evidence", "version": __version__},
     }
+    sealed = None
     try:
         pin = judging.read_pin(git, policy, base)
         facts["pin"] = pin.as_json()
-        record = _judge(git, policy, base, candidate, patch, pin, props, args, facts, clock)
+        sealed = judging.read_sealed(git, policy, base)
+        record = _judge(git, policy, base, candidate, patch, pin, props, args, facts, clock, sealed)
     except EvidenceError as exc:
-        record = _undecided(facts, exc, clock)
+        record = _undecided(facts, exc, clock, sealed)
     _publish(git, policy, record, candidate, args)
     if args.format == "json":
         sys.stdout.write(canonical_json(record).decode() + "\n")
@@ -182,6 +185,7 @@ def _judge(
     args: argparse.Namespace,
     facts: dict[str, Any],
     clock: float,
+    sealed: Sealed | None,
 ) -> dict[str, Any]:
     code, out = git.run("rev-parse", "--show-toplevel", ok_codes=(0, 128))
     top = out.decode("utf-8", "surrogateescape").strip() if code == 0 else None  # bare
@@ -189,7 +193,7 @@ def _judge(
     try:
         with runner.interruptible():
             return _judge_in(
-                git, policy, base, candidate, patch, pin, props, args, facts, clock, area
+                git, policy, base, candidate, patch, pin, props, args, facts, clock, area, sealed
             )
     finally:
         if args.keep:
@@ -210,6 +214,7 @@ def _judge_in(
     facts: dict[str, Any],
     clock: float,
     area: workspace.Area,
+    sealed: Sealed | None,
 ) -> dict[str, Any]:
     reader, treeish = git, candidate or ""
     by_id = {p.id: p for p in props}
@@ -221,7 +226,7 @@ def _judge_in(
             why = verdict.explain(
                 verdict.PATCH_INVALID, signals, base=base, props=by_id, patch_error=str(exc)
             )
-            return _record(facts, verdict.PATCH_INVALID, why, signals, [], {}, clock)
+            return _record(facts, verdict.PATCH_INVALID, why, signals, [], {}, clock, sealed)
     facts["candidate_tree"] = reader.text("rev-parse", f"{treeish}^{{tree}}")
     changes = judging.changed_paths(reader, base, treeish)
     evidence, first = judging.evidence_signals(policy, changes)
@@ -236,14 +241,18 @@ def _judge_in(
     if not verdict.runs_before_runs(first):
         klass = verdict.classify(first)
         why = verdict.explain(klass, first, base=base, props=by_id)
-        return _record(facts, klass, why, first, [], {"evidence": evidence, "drift": drift}, clock)
+        extra = {"evidence": evidence, "drift": drift}
+        return _record(facts, klass, why, first, [], extra, clock, sealed)
 
     spaces = [first_ws]
     chains = sum(len(p.seeds) * (1 + len(p.must_fail) + len(p.must_pass)) for p in props)
     for number in range(2, min(args.jobs, chains) + 1):
         workspace.copy_workspace(first_ws, area.workspace(number))
         spaces.append(area.workspace(number))
-    results = judging.run_properties(props, spaces, area, judging.run_env(area), _progress())
+    env = judging.run_env(area)
+    if sealed is not None:
+        env.update(judging.sealed_env(sealed, area, env))
+    results = judging.run_properties(props, spaces, area, env, _progress())
     _progress_done()
     after: dict[str, Drift] = {}
     for space in spaces:
@@ -263,9 +272,8 @@ def _judge_in(
     why = verdict.explain(
         klass, signals, base=base, props=by_id, during_run=bool(breach), runs=runs
     )
-    return _record(
-        facts, klass, why, signals, results, {"evidence": evidence, "drift": drift}, clock
-    )
+    extra = {"evidence": evidence, "drift": drift}
+    return _record(facts, klass, why, signals, results, extra, clock, sealed)
 
 
 def _record(
@@ -276,6 +284,7 @@ def _record(
     results: Sequence[PropertyRuns],
     extra: dict[str, Any],
     clock: float,
+    sealed: Sealed | None,
 ) -> dict[str, Any]:
     props = {r.prop.id: r.prop for r in results}
     fresh = [f for f in signals.flakes if f.freeze is None]
@@ -306,7 +315,41 @@ def _record(
         **verdict.test_lists(results, signals),
         "duration_s": round(time.monotonic() - clock, 3),
     }
+    if sealed is not None:
+        _score(record, sealed, klass, signals, results, "drift" in extra)
     return record
+
+
+def _score(
+    record: dict[str, Any],
+    sealed: Sealed,
+    klass: str,
+    signals: Signals,
+    results: Sequence[PropertyRuns],
+    compared: bool,
+) -> None:
+    """The scorecard (SPEC §12), and what it does to the exit: a ``reject`` never
+    exits 0, whatever the class."""
+    checked = ("before", "after") if results else ("before",) if compared else ()
+    pin = (record.get("pin") or {}).get("digest")
+    judged = judging.judged(klass, signals, results, checked, pin)
+    card = scorecard.build(sealed, judged)
+    record["scorecard"] = card
+    code, result = verdict.exit_and_result(klass, card)
+    if code != record["exit"]:
+        failed = [name for name in scorecard.VOTES if card["votes"][name]["vote"] == "fail"]
+        record["next"] = (
+            f"do not merge: the scorecard rejects it ({', '.join(failed)} "
+            f"{'fails' if len(failed) == 1 else 'fail'}). "
+            + (
+                "The runs used more retries than the quota holds: fix the nondeterministic "
+                "test, or have an evidence writer grant more (git evidence quota grant N "
+                "--reason …)."
+                if failed == ["quota"]
+                else "Read the votes' evidence."
+            )
+        )
+    record["exit"], record["result"] = code, result
 
 
 def _configuration(facts: dict[str, Any]) -> list[dict[str, Any]]:
@@ -329,12 +372,14 @@ def _configuration(facts: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _undecided(facts: dict[str, Any], exc: EvidenceError, clock: float) -> dict[str, Any]:
+def _undecided(
+    facts: dict[str, Any], exc: EvidenceError, clock: float, sealed: Sealed | None
+) -> dict[str, Any]:
     why = verdict.Explanation(
         f"could not decide: {exc.message}", (), exc.fix or "fix it and judge again."
     )
     facts.setdefault("pin", None)
-    return _record(facts, verdict.UNDECIDED, why, Signals(), [], {}, clock)
+    return _record(facts, verdict.UNDECIDED, why, Signals(), [], {}, clock, sealed)
 
 
 def _publish(
@@ -358,6 +403,8 @@ def _publish(
             "pin": (record.get("pin") or {}).get("digest"),
             "duration_s": record["duration_s"],
         }
+        if "scorecard" in record:
+            line["scorecard"] = record["scorecard"]["result"]
         with open(args.log, "ab") as handle:
             handle.write(canonical_json(line) + b"\n")
     if args.note and candidate is not None:

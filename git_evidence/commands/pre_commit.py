@@ -12,13 +12,13 @@ from __future__ import annotations
 import argparse
 import os
 
-from git_evidence import rules
+from git_evidence import labels, rules
 from git_evidence.context import client_policy
 from git_evidence.errors import PolicyError
 from git_evidence.git import ZERO_OID, CatFile, Git, is_zero
 from git_evidence.identity import Identity, client_identity
 from git_evidence.paths import Change
-from git_evidence.policy import POLICY_FILE, parse_policy
+from git_evidence.policy import POLICY_FILE, Policy, parse_policy
 from git_evidence.ranges import CommitDiff, LinkResolver, RefUpdate, UpdateFacts, parse_raw
 from git_evidence.report import Report
 
@@ -61,6 +61,8 @@ def run(args: argparse.Namespace) -> Report:
     outcome = rules.decide_staged(facts, summary, policy, who, protected=protected)
     problem = _staged_policy_problem(git, changes)
     outcome.findings += rules.decide_staged_policy(facts, problem, POLICY_FILE)
+    for path, problem in _staged_labels_problems(git, changes, policy):
+        outcome.findings += rules.decide_staged_labels(facts, problem, path)
     return Report(who, policy, [outcome], staged=True)
 
 
@@ -96,6 +98,34 @@ def _staged_policy_problem(git: Git, changes: tuple[Change, ...]) -> str | None:
         except PolicyError as exc:
             return exc.message
     return None
+
+
+def _staged_labels_problems(
+    git: Git, changes: tuple[Change, ...], policy: Policy
+) -> list[tuple[str, str]]:
+    """``(path, why)`` for a staged labels file that does not parse: at the path the
+    policy names, or the one a staged policy file names."""
+    named = {policy.labels_path}
+    if _staged_policy_problem(git, changes) is None:
+        for change in changes:
+            new = change.object_ids()[1]
+            if change.path == POLICY_FILE and not is_zero(new):
+                named.add(parse_policy(git.blob_bytes(new), POLICY_FILE).labels_path)
+    found = []
+    for change in changes:
+        if change.path not in named:
+            continue
+        new = change.object_ids()[1]
+        if is_zero(new):  # deleted: no labels, nothing to parse
+            continue
+        source = f"staged:{change.path}"
+        if not change.new_mode.startswith("100"):
+            found.append((change.path, f"{source}: not a regular file"))
+            continue
+        problem = labels.labels_problem(git.blob_bytes(new), source)
+        if problem is not None:
+            found.append((change.path, problem))
+    return found
 
 
 def _merge_heads(git: Git) -> list[str]:
