@@ -66,7 +66,7 @@ def _judge(
     quota_path = fold_path(policy.quota_path)
     PROGRESS.stage = "diffing the pushed commits"
     # Ranges of one push overlap; boundary commits (`-<oid>`) are not judged.
-    PROGRESS.listed = lambda: len({c for p in plans for c in p.commits if c[:1] != "-"})
+    PROGRESS.listed = lambda: len({c for p in plans for c in p.listed if c[:1] != "-"})
     summaries = {}
     for commit in stream_commits(git, plans):
         summaries[commit.oid] = rules.summarize(commit, classifier, ledger_path, quota_path)

@@ -8,12 +8,13 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 
 from git_evidence import ledger
-from git_evidence.git import CatFile, Git, blob_id, is_zero
+from git_evidence.git import CatFile, Git, blob_id
+from git_evidence.oids import Oid, is_zero
 from git_evidence.policy import Policy
 from git_evidence.ranges import UpdateFacts
 
 # (commit, (status, old blob, new blob, path)) for each change a range makes to it
-Touch = tuple[str, tuple[str, str, str, str]]
+Touch = tuple[Oid, tuple[str, str, str, str]]
 
 
 def ledger_problems(
@@ -23,7 +24,7 @@ def ledger_problems(
     touched: Sequence[Touch],
     policy: Policy,
     pin_exists: Callable[[str], bool],
-) -> list[tuple[str | None, ledger.Problem]]:
+) -> list[tuple[Oid | None, ledger.Problem]]:
     """``(commit, problem)`` for each commit's change; ``(None, problem)`` for the range
     (a rewrite no single commit shows: a merge that takes another history's ledger)."""
     now = datetime.now(timezone.utc)  # the server's clock, never a commit's date
@@ -58,7 +59,7 @@ def ledger_problems(
             pin_exists=pin_exists,
         )
 
-    problems: list[tuple[str | None, ledger.Problem]] = []
+    problems: list[tuple[Oid | None, ledger.Problem]] = []
     for commit, (status, old, new, path) in touched:
         if path != policy.ledger_path:  # a case or Unicode variant of the ledger's name
             problems.append(

@@ -22,6 +22,7 @@ from git_evidence.ledger import (
     Problem,
     parse_time,
 )
+from git_evidence.oids import Oid
 from git_evidence.paths import LEDGER
 from git_evidence.records import iso_utc, no_duplicate_keys
 from git_evidence.rules import REJECT, Finding
@@ -254,7 +255,7 @@ HINTS = {
 
 
 def decide_quota(
-    facts: UpdateFacts, problems: Sequence[tuple[str | None, Problem]], path: str
+    facts: UpdateFacts, problems: Sequence[tuple[Oid | None, Problem]], path: str
 ) -> list[Finding]:
     """Findings for the quota's changes: ``(commit or None for the range, problem)``."""
     base = (facts.base or "<base>")[:12]

@@ -9,14 +9,15 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 
 from git_evidence import quota
-from git_evidence.git import CatFile, Git, is_zero
+from git_evidence.git import CatFile, Git
 from git_evidence.identity import Identity
 from git_evidence.ledger import Problem
+from git_evidence.oids import Oid, is_zero
 from git_evidence.policy import Policy
 from git_evidence.ranges import UpdateFacts
 
 # (commit, (status, old blob, new blob, path)) for each change a range makes to it
-Touch = tuple[str, tuple[str, str, str, str]]
+Touch = tuple[Oid, tuple[str, str, str, str]]
 
 
 def quota_problems(
@@ -26,7 +27,7 @@ def quota_problems(
     touched: Sequence[Touch],
     policy: Policy,
     who: Identity,
-) -> list[tuple[str | None, Problem]]:
+) -> list[tuple[Oid | None, Problem]]:
     """``(commit, problem)`` for each commit's change; ``(None, problem)`` for the range
     (a rewrite no single commit shows: a merge that takes another history's quota)."""
     now = datetime.now(timezone.utc)  # the server's clock, never a commit's date
@@ -44,7 +45,7 @@ def quota_problems(
     def check(old: str | None, new: str | None) -> list[Problem]:
         return quota.check_change(blob(old), blob(new), now=now, writers=writers)
 
-    problems: list[tuple[str | None, Problem]] = []
+    problems: list[tuple[Oid | None, Problem]] = []
     for commit, (status, old, new, path) in touched:
         if path != policy.quota_path:  # a case or Unicode variant of the quota's name
             problem = Problem("ledger-rewrite", None, f"{path!r} is another spelling of the quota")

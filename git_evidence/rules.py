@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, NamedTuple
 
 from git_evidence import paths
+from git_evidence.oids import Oid
 from git_evidence.paths import EVIDENCE_CLASSES, Classifier, fold_path
 
 if TYPE_CHECKING:  # data types only: the rules import nothing that runs git
@@ -198,7 +199,9 @@ REPIN_NAMED = (
     "writes it (no trailing newline)"
 )
 HELD = "held for review before it reaches a protected branch"
-STAGED = "staged"  # the commit id the staged change is judged under (pre-commit)
+# What the staged change is judged under in place of a commit id (pre-commit): it has
+# no commit yet, and its findings name none.
+STAGED = Oid("staged")
 
 
 @dataclass(frozen=True)
@@ -206,7 +209,7 @@ class Finding:
     rule: str
     decision: str
     ref: str
-    commit: str | None
+    commit: Oid | None
     paths: dict[str, list[str]]
     message: str
     hint: str
@@ -221,7 +224,7 @@ class CommitSummary(NamedTuple):
     """The classified content of one commit (or of the staged change), kept compact:
     a push of 20,000 commits holds 20,000 of these."""
 
-    oid: str
+    oid: Oid
     merge: bool
     by_class: tuple[tuple[str, tuple[str, ...]], ...]
     classes: frozenset[str]
@@ -348,7 +351,7 @@ def _finding(
     rule: str,
     ref: str,
     *,
-    commit: str | None = None,
+    commit: Oid | None = None,
     found: dict[str, list[str]] | None = None,
     message: str,
     decision: str | None = None,
@@ -881,7 +884,7 @@ def decide_notes(facts: UpdateFacts, problems: Sequence[str]) -> list[Finding]:
 
 
 def decide_ledger(
-    facts: UpdateFacts, problems: Sequence[tuple[str | None, Problem]], ledger_path: str
+    facts: UpdateFacts, problems: Sequence[tuple[Oid | None, Problem]], ledger_path: str
 ) -> list[Finding]:
     """Findings for the freeze ledger's changes: ``(commit or None for the range,
     problem)`` pairs from ledger.check_change."""
