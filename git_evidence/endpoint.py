@@ -15,13 +15,13 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from git_evidence.errors import GitError
 from git_evidence.git import Git, decode_path
 from git_evidence.oids import Oid
-from git_evidence.paths import EVIDENCE_CLASSES, SYMLINK_MODE, Change, Classifier
+from git_evidence.paths import EVIDENCE_CLASSES, SYMLINK_MODE, Change, Classifier, PathClass
 from git_evidence.ranges import LinkResolver, UpdateFacts, parse_raw
 from git_evidence.rules import CommitSummary
 
 # (class, path, new mode, new object id) of an evidence path that differs between
 # base and new; a path new lacks has mode 000000 and a zero id, as git prints them.
-EndpointRow = tuple[str, str, str, str]
+EndpointRow = tuple[PathClass, str, str, str]
 _SYMLINK = SYMLINK_MODE.encode()
 _PATHSPEC_MAX = 32
 
@@ -57,7 +57,7 @@ def answering(
     facts: UpdateFacts,
     rows: Sequence[EndpointRow],
     summaries: Mapping[Oid, CommitSummary],
-) -> dict[Oid, list[tuple[str, str]]]:
+) -> dict[Oid, list[tuple[PathClass, str]]]:
     """commit → ``(class, path)`` of the endpoint rows it is judged as changing
     although its own diff does not (SPEC §10: the endpoint must be explained).
 
@@ -70,7 +70,7 @@ def answering(
     protected ref's accepted commits), except on a protected ref, whose whole new
     history is the range: there the tip answers.
     """
-    found: dict[Oid, list[tuple[str, str]]] = {}
+    found: dict[Oid, list[tuple[PathClass, str]]] = {}
     if not rows or facts.commit is None:
         return found
     wanted = {row[1] for row in rows}

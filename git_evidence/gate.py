@@ -175,7 +175,7 @@ def _one_chain(git: Git, commits: Sequence[rules.CommitSummary]) -> bool:
     return not unsure or all(len(ps) <= 1 for ps in git.parent_lists(unsure).values())
 
 
-def _touches(summary: rules.CommitSummary, klass: str, path: str) -> bool:
+def _touches(summary: rules.CommitSummary, klass: paths.PathClass, path: str) -> bool:
     return klass in summary.classes and path in dict(summary.by_class)[klass]
 
 

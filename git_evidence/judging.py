@@ -96,7 +96,7 @@ def evidence_signals(
     """What the changes say before anything runs: paths by class, and the evidence
     rewrites, fixture changes and held paths among them."""
     classifier = policy.classifier()
-    by_class: dict[str, list[str]] = {}
+    by_class: dict[paths.PathClass, list[str]] = {}
     rewrite, breach, held = [], [], []
     for change in changes:
         klass = classifier.classify_change(change).klass

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from git_evidence import paths
 from git_evidence.oids import Oid
-from git_evidence.paths import EVIDENCE_CLASSES, Classifier, fold_path
+from git_evidence.paths import EVIDENCE_CLASSES, Classifier, PathClass, fold_path
 
 if TYPE_CHECKING:  # data types only: the rules import nothing that runs git
     from git_evidence.identity import Identity
@@ -27,7 +27,7 @@ ALLOW, HOLD, REJECT = "allow", "hold", "reject"
 SEVERITY = {ALLOW: 0, HOLD: 1, REJECT: 2}
 # Classes that may ride along with anything, and those that make a change "product
 # side" when they sit beside evidence (test code and unclassified paths included).
-NON_EVIDENCE_SIDE = frozenset({paths.PRODUCT, paths.TEST, paths.OTHER})
+NON_EVIDENCE_SIDE: frozenset[PathClass] = frozenset({paths.PRODUCT, paths.TEST, paths.OTHER})
 
 # rule id → (decision, one line saying how to fix it). `{…}` fields are filled in
 # (FIELDS says with what); a rule whose hint names {base} has a NO_BASE twin for a
@@ -226,8 +226,8 @@ class CommitSummary(NamedTuple):
 
     oid: Oid
     merge: bool
-    by_class: tuple[tuple[str, tuple[str, ...]], ...]
-    classes: frozenset[str]
+    by_class: tuple[tuple[PathClass, tuple[str, ...]], ...]
+    classes: frozenset[PathClass]
     added_tests: tuple[str, ...] = ()
     changed_tests: tuple[str, ...] = ()
     # (status, old blob, new blob, path) of each change to the freeze ledger
@@ -242,9 +242,9 @@ class CommitSummary(NamedTuple):
 
 
 # Classes whose plain rows are read past their path (status, mode, blob ids).
-_WATCHED = EVIDENCE_CLASSES | {paths.TEST}
+_WATCHED: frozenset[PathClass] = EVIDENCE_CLASSES | {paths.TEST}
 # Commits share a handful of class combinations: one frozenset object each.
-_CLASS_SETS: dict[tuple[str, ...], frozenset[str]] = {}
+_CLASS_SETS: dict[tuple[PathClass, ...], frozenset[PathClass]] = {}
 
 
 def summarize(
@@ -256,7 +256,7 @@ def summarize(
     Plain rows come raw (``commit.rows``): each is looked up by its path's bytes, so a
     path the push names again costs one dict lookup, and only test and evidence rows
     have their row read further."""
-    by_class: dict[str, list[str]] = {}
+    by_class: dict[PathClass, list[str]] = {}
     added: list[str] = []
     changed: list[str] = []
     ledger: list[tuple[str, str, str, str]] = []
@@ -315,7 +315,7 @@ def summarize(
     )
 
 
-def with_kept(summary: CommitSummary, kept: Iterable[tuple[str, str]]) -> CommitSummary:
+def with_kept(summary: CommitSummary, kept: Iterable[tuple[PathClass, str]]) -> CommitSummary:
     """``summary`` judged as also changing ``kept`` (``(class, path)`` pairs): evidence
     a merge brought back from an older copy is a change that merge made."""
     by_class = {k: list(v) for k, v in summary.by_class}
@@ -521,7 +521,7 @@ def decide_update(
         return UpdateDecision(facts, findings)
     outcome = UpdateDecision(facts, findings, judged=True)
     base = (facts.base or "")[:12]
-    present = frozenset().union(*(commit.classes for commit in commits))
+    present: frozenset[PathClass] = frozenset().union(*(commit.classes for commit in commits))
     added: dict[str, None] = {}
     changed: dict[str, None] = {}
     kept: dict[str, None] = {}
@@ -609,7 +609,7 @@ def decide_update(
     return outcome
 
 
-def _mixes(classes: frozenset[str]) -> bool:
+def _mixes(classes: frozenset[PathClass]) -> bool:
     """Evidence beside a non-neutral non-evidence class (one answer per class set:
     commits share a handful of them)."""
     hit = _MIXES.get(classes)
@@ -618,18 +618,18 @@ def _mixes(classes: frozenset[str]) -> bool:
     return hit
 
 
-_MIXES: dict[frozenset[str], bool] = {}
+_MIXES: dict[frozenset[PathClass], bool] = {}
 
 
 def _listed_classes(
-    present: frozenset[str], mixed: bool, policy: Policy, who: Identity
-) -> frozenset[str]:
+    present: frozenset[PathClass], mixed: bool, policy: Policy, who: Identity
+) -> frozenset[PathClass]:
     """The classes whose paths over the range a finding may list: all of a mix when
     the split trick may fire (``mixed-range``), the evidence unless the pusher may
     write it all, and the paths in no class when they are not allowed. A push of
     20,000 product commits then collects no path at all."""
     evidence = present & EVIDENCE_CLASSES
-    wanted: set[str] = set()
+    wanted: set[PathClass] = set()
     if evidence and not mixed and not who.evidence_writer(policy):
         wanted |= EVIDENCE_CLASSES | NON_EVIDENCE_SIDE
     if not (who.evidence_writer(policy) and who.ledger_writer(policy)):
@@ -639,9 +639,11 @@ def _listed_classes(
     return present & wanted
 
 
-def _union(commits: Sequence[CommitSummary], wanted: frozenset[str]) -> dict[str, dict[str, None]]:
+def _union(
+    commits: Sequence[CommitSummary], wanted: frozenset[PathClass]
+) -> dict[PathClass, dict[str, None]]:
     """The paths of the ``wanted`` classes over ``commits``, each once, in order."""
-    union: dict[str, dict[str, None]] = {}
+    union: dict[PathClass, dict[str, None]] = {}
     if not wanted:
         return union
     for commit in commits:
@@ -718,8 +720,12 @@ def restore_args(found: Sequence[str]) -> str:
 
 
 # How a mixed-commit message names what sits beside the evidence.
-_MIXED_WITH = ((paths.PRODUCT, "product"), (paths.TEST, "test code"), (paths.OTHER, "other paths"))
-_EVIDENCE_ORDER = (paths.FIXTURE, paths.ORACLE, paths.LEDGER, paths.POLICY)
+_MIXED_WITH: tuple[tuple[PathClass, str], ...] = (
+    (paths.PRODUCT, "product"),
+    (paths.TEST, "test code"),
+    (paths.OTHER, "other paths"),
+)
+_EVIDENCE_ORDER: tuple[PathClass, ...] = (paths.FIXTURE, paths.ORACLE, paths.LEDGER, paths.POLICY)
 
 
 def mix_message(commit: CommitSummary) -> str:
@@ -742,7 +748,7 @@ def mix_message(commit: CommitSummary) -> str:
     return f"{subject} mixes evidence ({evidence}) with {beside}"
 
 
-def _may_write(klass: str, changed: Iterable[str], policy: Policy, who: Identity) -> bool:
+def _may_write(klass: PathClass, changed: Iterable[str], policy: Policy, who: Identity) -> bool:
     if klass != paths.LEDGER:
         return who.evidence_writer(policy)
     if who.ledger_writer(policy):
@@ -756,11 +762,11 @@ def _may_write(klass: str, changed: Iterable[str], policy: Policy, who: Identity
     )
 
 
-def _lists(union: dict[str, dict[str, None]]) -> dict[str, list[str]]:
+def _lists(union: dict[PathClass, dict[str, None]]) -> dict[PathClass, list[str]]:
     return {k: list(v) for k, v in union.items()}
 
 
-def _side_by_side(by_class: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
+def _side_by_side(by_class: Mapping[PathClass, Sequence[str]]) -> dict[str, list[str]]:
     """The paths that make a mix: evidence and non-neutral non-evidence classes."""
     keep = EVIDENCE_CLASSES | NON_EVIDENCE_SIDE
     return {k: sorted(set(v)) for k, v in sorted(by_class.items()) if k in keep}

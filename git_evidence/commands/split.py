@@ -38,7 +38,7 @@ from git_evidence.objects import (
     write_objects,
 )
 from git_evidence.oids import Oid
-from git_evidence.paths import EVIDENCE_CLASSES, Classifier
+from git_evidence.paths import EVIDENCE_CLASSES, Classifier, PathClass
 from git_evidence.policy import Policy
 from git_evidence.ranges import CommitDiff, LinkResolver, parse_raw
 from git_evidence.report import show_path
@@ -55,7 +55,7 @@ class Halves:
     rest (neutral paths ride with the product)."""
 
     edits: dict[str, list[TreeEdit]] = field(default_factory=lambda: {EVIDENCE: [], PRODUCT: []})
-    paths: dict[str, dict[str, list[str]]] = field(
+    paths: dict[str, dict[PathClass, list[str]]] = field(
         default_factory=lambda: {EVIDENCE: {}, PRODUCT: {}}
     )
 
@@ -232,7 +232,9 @@ class _Splitter:
 
     # -- classifying ---------------------------------------------------------------------
 
-    def _classified(self, revlist: Sequence[str]) -> Iterator[tuple[CommitDiff, frozenset[str]]]:
+    def _classified(
+        self, revlist: Sequence[str]
+    ) -> Iterator[tuple[CommitDiff, frozenset[PathClass]]]:
         """Each commit ``rev-list revlist`` lists, with its classes as the gate sees them
         (links followed through the commit's own tree)."""
         tokens = self.git.diff_tree_stream([revlist], [[]])
@@ -363,7 +365,7 @@ class _Splitter:
         )
 
 
-def _is_mixed(classes: frozenset[str]) -> bool:
+def _is_mixed(classes: frozenset[PathClass]) -> bool:
     # rules.decide_update's `mixed-commit`: evidence beside any non-neutral other class.
     return bool(classes & EVIDENCE_CLASSES) and bool(classes & rules.NON_EVIDENCE_SIDE)
 

@@ -1,0 +1,33 @@
+"""The closed sets the type checker holds the code to are the sets the code runs with:
+each ``Literal`` names exactly the values its constants and tables use, so a value the
+checker accepts is one the gate knows, and none it knows is missing."""
+
+from __future__ import annotations
+
+from typing import get_args
+
+from git_evidence import paths, policy
+from git_evidence.paths import PathClass
+
+
+def test_path_classes_are_the_classes_the_classifier_gives() -> None:
+    classes = get_args(PathClass)
+    assert len(classes) == len(set(classes))
+    assert set(classes) == {*paths.PRECEDENCE, paths.OTHER}
+    constants = (
+        paths.PRODUCT,
+        paths.FIXTURE,
+        paths.ORACLE,
+        paths.LEDGER,
+        paths.POLICY,
+        paths.TEST,
+        paths.NEUTRAL,
+        paths.OTHER,
+    )
+    assert sorted(constants) == sorted(classes)
+    assert {paths.FIXTURE, paths.ORACLE, paths.LEDGER, paths.POLICY} == paths.EVIDENCE_CLASSES
+
+
+def test_every_class_but_other_has_globs_in_the_policy() -> None:
+    assert set(policy.DEFAULT_PATHS) == set(get_args(PathClass)) - {paths.OTHER}
+    assert policy.TABLE_KEYS["paths"] == set(policy.DEFAULT_PATHS)
