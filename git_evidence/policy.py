@@ -12,7 +12,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, cast
+from typing import Any, Final, Literal, cast
 
 from git_evidence import paths
 from git_evidence.errors import PolicyError
@@ -28,7 +28,11 @@ else:  # pragma: no cover
     import tomli as tomllib  # type: ignore[import-not-found, no-redef, unused-ignore]
 
 POLICY_FILE = ".git-evidence.toml"
-DECISIONS = ("allow", "hold", "reject")
+# A rule's decision, in order of severity (SPEC §6): what a finding decides
+# (rules.ALLOW, HOLD, REJECT) and what [rules] sets for other_path, added_test and
+# test_edit. Defined here, where the policy reads it: rules.py types against the policy.
+Decision = Literal["allow", "hold", "reject"]
+DECISIONS: Final[tuple[Decision, ...]] = ("allow", "hold", "reject")
 
 DEFAULT_PATHS: dict[PathClass, tuple[str, ...]] = {
     paths.PRODUCT: ("src/**",),
@@ -56,9 +60,9 @@ def ref_matcher(globs: Sequence[str]) -> re.Pattern[str]:
 @dataclass(frozen=True)
 class Policy:
     paths: Mapping[PathClass, tuple[str, ...]] = field(default_factory=lambda: dict(DEFAULT_PATHS))
-    other_path: str = "hold"
-    added_test: str = "hold"
-    test_edit: str = "hold"
+    other_path: Decision = "hold"
+    added_test: Decision = "hold"
+    test_edit: Decision = "hold"
     protected: tuple[str, ...] = ("refs/heads/main",)
     base: str = "refs/heads/main"
     allow_namespaces: tuple[str, ...] = ("refs/heads/", "refs/tags/")

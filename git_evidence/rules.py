@@ -9,7 +9,7 @@ import shlex
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 from git_evidence import paths
 from git_evidence.oids import Oid
@@ -20,11 +20,16 @@ if TYPE_CHECKING:  # data types only: the rules import nothing that runs git
     from git_evidence.ledger import Problem
     from git_evidence.lockcheck import LockFacts
     from git_evidence.manifest import Drift
-    from git_evidence.policy import Policy
+    from git_evidence.policy import Decision, Policy
     from git_evidence.ranges import CommitDiff, UpdateFacts
 
-ALLOW, HOLD, REJECT = "allow", "hold", "reject"
-SEVERITY = {ALLOW: 0, HOLD: 1, REJECT: 2}
+# The decisions, in order of severity: the names of policy.Decision's values (the
+# Literal lives with the policy, which sets three rules' decisions; rules.py only types
+# against the policy, so the policy cannot import it).
+ALLOW: Final = "allow"
+HOLD: Final = "hold"
+REJECT: Final = "reject"
+SEVERITY: dict[Decision, int] = {ALLOW: 0, HOLD: 1, REJECT: 2}
 # Classes that may ride along with anything, and those that make a change "product
 # side" when they sit beside evidence (test code and unclassified paths included).
 NON_EVIDENCE_SIDE: frozenset[PathClass] = frozenset({paths.PRODUCT, paths.TEST, paths.OTHER})
@@ -32,7 +37,7 @@ NON_EVIDENCE_SIDE: frozenset[PathClass] = frozenset({paths.PRODUCT, paths.TEST, 
 # rule id → (decision, one line saying how to fix it). `{…}` fields are filled in
 # (FIELDS says with what); a rule whose hint names {base} has a NO_BASE twin for a
 # range that has no base (a branch with no history in common with [rules].base).
-RULES: dict[str, tuple[str | None, str]] = {
+RULES: dict[str, tuple[Decision | None, str]] = {
     "mixed-commit": (
         REJECT,
         "split commit {commit}: `git evidence split {commit}` makes it two commits, the "
@@ -207,7 +212,7 @@ STAGED = Oid("staged")
 @dataclass(frozen=True)
 class Finding:
     rule: str
-    decision: str
+    decision: Decision
     ref: str
     commit: Oid | None
     paths: dict[str, list[str]]
@@ -339,11 +344,11 @@ class UpdateDecision:
     judged: bool = False  # its commits were judged: nothing refused the ref itself
 
     @property
-    def decision(self) -> str:
+    def decision(self) -> Decision:
         return worst(f.decision for f in self.findings if f.blocking)
 
 
-def worst(decisions: Iterable[str]) -> str:
+def worst(decisions: Iterable[Decision]) -> Decision:
     return max(decisions, key=SEVERITY.__getitem__, default=ALLOW)
 
 
@@ -354,7 +359,7 @@ def _finding(
     commit: Oid | None = None,
     found: dict[str, list[str]] | None = None,
     message: str,
-    decision: str | None = None,
+    decision: Decision | None = None,
     hint: str | None = None,
     **fields: str | None,
 ) -> Finding:

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from typing import get_args
 
-from git_evidence import paths, policy
+from git_evidence import paths, policy, rules
 from git_evidence.paths import PathClass
+from git_evidence.policy import Decision
 
 
 def test_path_classes_are_the_classes_the_classifier_gives() -> None:
@@ -31,3 +32,8 @@ def test_path_classes_are_the_classes_the_classifier_gives() -> None:
 def test_every_class_but_other_has_globs_in_the_policy() -> None:
     assert set(policy.DEFAULT_PATHS) == set(get_args(PathClass)) - {paths.OTHER}
     assert policy.TABLE_KEYS["paths"] == set(policy.DEFAULT_PATHS)
+
+
+def test_decisions_are_the_policys_and_the_rules_in_order_of_severity() -> None:
+    assert get_args(Decision) == policy.DECISIONS == (rules.ALLOW, rules.HOLD, rules.REJECT)
+    assert sorted(rules.SEVERITY, key=rules.SEVERITY.__getitem__) == list(policy.DECISIONS)
