@@ -9,13 +9,14 @@ import shlex
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Final, NamedTuple
+from typing import TYPE_CHECKING, Final, Literal, NamedTuple
 
 from git_evidence import paths
 from git_evidence.oids import Oid
 from git_evidence.paths import EVIDENCE_CLASSES, Classifier, PathClass, fold_path
 
 if TYPE_CHECKING:  # data types only: the rules import nothing that runs git
+    from git_evidence.errors import ErrorRule
     from git_evidence.identity import Identity
     from git_evidence.ledger import Problem
     from git_evidence.lockcheck import LockFacts
@@ -34,10 +35,38 @@ SEVERITY: dict[Decision, int] = {ALLOW: 0, HOLD: 1, REJECT: 2}
 # side" when they sit beside evidence (test code and unclassified paths included).
 NON_EVIDENCE_SIDE: frozenset[PathClass] = frozenset({paths.PRODUCT, paths.TEST, paths.OTHER})
 
+# The rule ids, a closed set: the type checker holds every finding to it. They are the
+# keys of RULES, and the README and the man page document each (tests hold all three
+# equal).
+RuleId = Literal[
+    "mixed-commit",
+    "mixed-range",
+    "evidence-untrusted",
+    "notes-forge",
+    "verdict-invalid",
+    "replace-ref",
+    "ref-namespace",
+    "non-fast-forward",
+    "protected-delete",
+    "not-a-commit",
+    "other-path",
+    "added-test",
+    "test-edit",
+    "fixture-breach",
+    "lock-stale",
+    "lock-missing",
+    "lock-invalid",
+    "ledger-rewrite",
+    "ledger-entry",
+    "policy-error",
+    "policy-invalid",
+    "time-budget",
+    "git-error",
+]
 # rule id → (decision, one line saying how to fix it). `{…}` fields are filled in
 # (FIELDS says with what); a rule whose hint names {base} has a NO_BASE twin for a
 # range that has no base (a branch with no history in common with [rules].base).
-RULES: dict[str, tuple[Decision | None, str]] = {
+RULES: dict[RuleId, tuple[Decision | None, str]] = {
     "mixed-commit": (
         REJECT,
         "split commit {commit}: `git evidence split {commit}` makes it two commits, the "
@@ -147,7 +176,7 @@ RULES: dict[str, tuple[Decision | None, str]] = {
 # The same hints for a range with no base: its first commit is a root commit, or it
 # shares no history with [rules].base. The pushed tip is never shown as its own base.
 _NO_HISTORY = "{ref} has no history in common with {base_ref}"
-NO_BASE: dict[str, str] = {
+NO_BASE: dict[RuleId, str] = {
     "mixed-commit": "split commit {commit}: `git evidence split {commit}` makes it two "
     "commits, the evidence paths alone and the rest alone; then an evidence writer pushes "
     f"the evidence commit ({_NO_HISTORY})",
@@ -211,7 +240,7 @@ STAGED = Oid("staged")
 
 @dataclass(frozen=True)
 class Finding:
-    rule: str
+    rule: RuleId | ErrorRule  # a rule of the table, or of an error that stopped it
     decision: Decision
     ref: str
     commit: Oid | None
@@ -353,7 +382,7 @@ def worst(decisions: Iterable[Decision]) -> Decision:
 
 
 def _finding(
-    rule: str,
+    rule: RuleId,
     ref: str,
     *,
     commit: Oid | None = None,
@@ -378,7 +407,7 @@ def _finding(
     )
 
 
-def fill(rule: str, template: str, **fields: str | None) -> str:
+def fill(rule: RuleId, template: str, **fields: str | None) -> str:
     """``template`` with its fields filled. A rule whose hint names {base} gets its
     NO_BASE wording when the range has none: the hint never shows a placeholder."""
     if "{base}" in template and not fields.get("base"):
@@ -595,11 +624,12 @@ def decide_update(
         )
     bound = holds_block(facts) if bound is None else bound
     accept = _accept(policy, hold_target(facts, policy))
-    for rule, decision, listed, what in (
+    reviewed: tuple[tuple[RuleId, Decision, dict[str, None], str], ...] = (
         ("other-path", policy.other_path, union.get(paths.OTHER, {}), "paths in no class"),
         ("added-test", policy.added_test, added, "new test files"),
         ("test-edit", policy.test_edit, changed, "edited or deleted test files"),
-    ):
+    )
+    for rule, decision, listed, what in reviewed:
         if listed and decision != ALLOW:
             klass = paths.OTHER if rule == "other-path" else paths.TEST
             held = _finding(
@@ -661,7 +691,7 @@ def _union(
 
 # The staged change (pre-commit): nothing is committed yet, so these hints say what to
 # do with the index, and holds say how the change reaches a reviewer.
-STAGED_HINTS: dict[str, str] = {
+STAGED_HINTS: dict[RuleId, str] = {
     "mixed-commit": "take the evidence out of this commit (`git restore --staged -- "
     "{evidence}`) and commit it on its own; once committed, `git evidence split` makes a "
     "mixed commit two",
@@ -696,7 +726,7 @@ def _staged(finding: Finding, policy: Policy, target: str) -> Finding:
                 "ledger writers" if ledger_only else "evidence writers",
             ),
         )
-    elif finding.decision == HOLD and finding.accepted_by is None:
+    elif finding.decision == HOLD and finding.accepted_by is None and finding.rule in RULES:
         reviewers = _writers(policy.review_names, "reviewers")
         if finding.blocking:
             accept = (
@@ -777,7 +807,7 @@ def _side_by_side(by_class: Mapping[PathClass, Sequence[str]]) -> dict[str, list
     return {k: sorted(set(v)) for k, v in sorted(by_class.items()) if k in keep}
 
 
-def error_finding(rule: str, message: str, hint: str) -> Finding:
+def error_finding(rule: ErrorRule, message: str, hint: str) -> Finding:
     return Finding(rule, REJECT, "", None, {}, message, hint)
 
 
