@@ -12,8 +12,8 @@ export GIT_COMMITTER_NAME="ci-bot" GIT_COMMITTER_EMAIL="ci-bot@example.com"
 
 work=$(mktemp -d) && trap 'rm -rf "$work"' EXIT
 git clone --quiet "$REPO_URL" "$work/repo" && cd "$work/repo"
-git fetch --quiet origin "+refs/notes/evidence:refs/notes/evidence" \
-    "+refs/notes/evidence-verdicts:refs/notes/evidence-verdicts" || true
+# A glob: the locks and the verdicts, and no failure while the server has neither yet.
+git fetch --quiet origin "+refs/notes/evidence*:refs/notes/evidence*"
 
 # 1. The pin. post-receive pins every accepted tip; if a pin is missing (a server
 #    without the hook, a pin still being written), the lock writer pins it here.

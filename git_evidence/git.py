@@ -202,12 +202,26 @@ class Git:
         when it names nothing."""
         if not specs:
             return []
+        for spec in specs:
+            if "\n" in spec:  # one spec per line: a newline would shift every answer
+                raise EvidenceError(
+                    f"cannot look up {spec!r}: it contains a newline",
+                    fix="name the object without a newline; nothing was allowed",
+                )
         query = "".join(f"{spec}\n" for spec in specs).encode("utf-8", "surrogateescape")
-        lines = self.out("cat-file", "--batch-check", input=query).decode().splitlines()
+        lines = self.out("cat-file", "--batch-check", input=query).split(b"\n")[:-1]
         result: list[tuple[Oid, str] | None] = []
         for line in lines:
-            fields = line.split()
-            result.append((Oid(fields[0]), fields[1]) if len(fields) == 3 else None)
+            # Found: "<oid> <type> <size>". Not found: "<spec> missing" (or "ambiguous"),
+            # where the spec may hold spaces: only a found line ends in a number.
+            fields = line.decode("utf-8", "surrogateescape").rsplit(" ", 2)
+            found = len(fields) == 3 and fields[2].isdigit()
+            result.append((Oid(fields[0]), fields[1]) if found else None)
+        if len(result) != len(specs):
+            raise EvidenceError(
+                f"git cat-file --batch-check answered {len(result)} of {len(specs)} lookups",
+                fix="check that the repository is intact (git fsck); nothing was allowed",
+            )
         return result
 
     def ls_tree(self, rev: str, paths: Sequence[str]) -> Iterator[tuple[str, Oid, str]]:

@@ -6,11 +6,29 @@ from __future__ import annotations
 
 import shlex
 import sys
+from collections.abc import Iterable
 
 MARKER = "# installed by git-evidence"
 CLIENT_HOOKS = ("pre-commit", "pre-push")
 SERVER_HOOKS = ("pre-receive", "post-receive")
-NOTES_REFSPEC = "+refs/notes/evidence:refs/notes/evidence"
+# Earlier installs added this exact refspec; a fetch fails with it while the server has
+# no lock yet, so `install` replaces it with the globbed form.
+OLD_NOTES_REFSPEC = "+refs/notes/evidence:refs/notes/evidence"
+
+
+def notes_refspecs(refs: Iterable[str]) -> list[str]:
+    """The fetch refspecs that bring ``refs`` (the locks' and the verdicts' notes).
+
+    Globbed (``+refs/notes/evidence*:refs/notes/evidence*``): a glob that matches no
+    remote ref fetches nothing, where a plain refspec fails the whole fetch until the
+    server has its first note. A ref already matched by an earlier glob adds nothing
+    (the defaults, ``refs/notes/evidence`` and ``refs/notes/evidence-verdicts``, take one).
+    """
+    prefixes: list[str] = []
+    for ref in refs:
+        if not any(ref.startswith(prefix) for prefix in prefixes):
+            prefixes.append(ref)
+    return [f"+{prefix}*:{prefix}*" for prefix in prefixes]
 
 
 def hook_script(hook: str) -> str:

@@ -42,10 +42,12 @@ lock_writers = ["ci-bot"]
 SERVER_FIXTURES = frozenset({"http_git", "gitolite", "ssh_host", "gitolite_common"})
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.xdist_group("servers"))
+            item.add_marker(pytest.mark.slow)  # a real server: `python -m pytest -m slow`
 
 
 @pytest.fixture(autouse=True)
@@ -69,6 +71,12 @@ def sealed_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PRE_COMMIT_HOME", str(tmp_path / "pre-commit-cache"))
     # Every hook and command the tests start runs this source tree, installed or not.
     monkeypatch.setenv("PYTHONPATH", str(PROJECT))
+    # ...from bytecode compiled once per worker, as an installed package's hooks run
+    # (pip compiles at install time): without it every hook would compile its ~40
+    # modules again, a quarter of a push's cost here.
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+    if _Templates.bytecode is not None:
+        monkeypatch.setenv("PYTHONPYCACHEPREFIX", str(_Templates.bytecode))
     (home / ".gitconfig").write_text(
         '[init]\n\tdefaultBranch = main\n[protocol "file"]\n\tallow = always\n'
         "[advice]\n\tdetachedHead = false\n[core]\n\tautocrlf = false\n"
@@ -201,6 +209,7 @@ class _Template:
 
 class _Templates:
     root: Path | None = None  # set for the session by the `_template_root` fixture
+    bytecode: Path | None = None  # the hooks' compiled modules, for the session
     by_key: dict[str, _Template] = {}  # noqa: RUF012
     by_copy: dict[Path, _Template] = {}  # noqa: RUF012
 
@@ -364,6 +373,7 @@ def pinned_copy(work: Work, pin: Callable[[Work], str]) -> str:
 @pytest.fixture(scope="session", autouse=True)
 def _template_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     _Templates.root = tmp_path_factory.mktemp("templates")
+    _Templates.bytecode = tmp_path_factory.mktemp("bytecode")
     yield
     _Templates.root = None
     _Templates.by_key.clear()

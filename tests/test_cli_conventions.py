@@ -506,6 +506,7 @@ def freeze_add(work: Work, stderr: int) -> subprocess.CompletedProcess[bytes]:
     )
 
 
+@pytest.mark.slow  # waits on the clock
 def test_freeze_add_shows_progress_on_a_terminal_after_a_second(work: Work) -> None:
     controller, terminal = pty.openpty()
     try:
@@ -531,6 +532,7 @@ def test_freeze_add_shows_progress_on_a_terminal_after_a_second(work: Work) -> N
     assert b"run 1/3" not in said
 
 
+@pytest.mark.slow  # waits on the clock
 def test_freeze_add_shows_no_progress_when_stderr_is_a_pipe(work: Work) -> None:
     result = freeze_add(work, subprocess.PIPE)
     assert result.returncode == 1

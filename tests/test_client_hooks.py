@@ -36,14 +36,14 @@ def test_install_writes_client_hooks_and_the_notes_refspec(clone: Work) -> None:
         assert f"-m git_evidence {name}" in text
         assert os.access(hooks / name, os.X_OK)
     fetch = clone.git("config", "--get-all", "remote.origin.fetch").stdout.split()
-    assert "+refs/notes/evidence:refs/notes/evidence" in fetch
+    assert "+refs/notes/evidence*:refs/notes/evidence*" in fetch
 
 
 def test_install_is_idempotent(clone: Work) -> None:
     again = evidence(clone.path, "install")
     assert again.returncode == 0, again.stderr
     fetch = clone.git("config", "--get-all", "remote.origin.fetch").stdout.split()
-    assert fetch.count("+refs/notes/evidence:refs/notes/evidence") == 1
+    assert fetch.count("+refs/notes/evidence*:refs/notes/evidence*") == 1
 
 
 def test_install_refuses_to_overwrite_a_foreign_hook(tmp_path: Path) -> None:

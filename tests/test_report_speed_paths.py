@@ -12,6 +12,7 @@ import time
 import unicodedata
 from pathlib import Path
 
+import pytest
 from conftest import Work, evidence, git, protected_clone
 
 AGENT = "agent-bot"
@@ -341,6 +342,7 @@ def test_the_time_budget_refusal_names_the_pusher_and_the_commits_judged(tmp_pat
     assert f"could not decide, refusing ({AGENT};" in said
 
 
+@pytest.mark.slow  # waits on the clock
 def test_the_time_budget_also_bounds_writing_the_report(tmp_path: Path) -> None:
     """A report that cannot be written in time (nobody reads the hook's stderr) ends in
     a time-budget refusal, not in an allowed or a late refusal."""

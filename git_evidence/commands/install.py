@@ -10,19 +10,20 @@ import stat
 import sys
 from typing import Any, TextIO
 
-from git_evidence.context import open_repo
-from git_evidence.errors import UsageError
+from git_evidence.context import client_policy, open_repo
+from git_evidence.errors import PolicyError, UsageError
 from git_evidence.git import Git
 from git_evidence.hooks import (
     CLIENT_HOOKS,
     MARKER,
-    NOTES_REFSPEC,
+    OLD_NOTES_REFSPEC,
     RECOMMENDED,
     SERVER_HOOKS,
     chain_lines,
     hook_script,
+    notes_refspecs,
 )
-from git_evidence.policy import read_sealed
+from git_evidence.policy import Policy, read_sealed
 
 
 def run(args: argparse.Namespace) -> int:
@@ -85,10 +86,22 @@ def run(args: argparse.Namespace) -> int:
                 done["recommended"].append({"key": key, "value": "true", "why": why})
                 say(f"recommended, not changed: git config {key} true  # {why}")
     else:
+        # The notes refs the policy in force names: the locks' and the verdicts'.
+        try:
+            policy = client_policy(git, None, git.refs())
+        except PolicyError as exc:  # the hooks still go in; they refuse until it is fixed
+            warning = (
+                f"the policy in force does not parse ({exc.message}); "
+                "fetching the default notes refs"
+            )
+            done["warnings"].append(warning)
+            say(f"warning: {warning}", sys.stderr)
+            policy = Policy()
+        wanted = notes_refspecs([policy.notes_ref, policy.judge.notes_ref])
         for remote in _remotes(git):
-            if _add_notes_refspec(git, remote):
+            if _add_notes_refspecs(git, remote, wanted):
                 done["fetches_locks"].append(remote)
-                say(f"{remote} now fetches refs/notes/evidence (locks)")
+                say(f"{remote} now fetches {' and '.join(wanted)} (locks and verdicts)")
     if as_json:
         print(json.dumps(done, indent=1))
     return 0
@@ -98,11 +111,15 @@ def _remotes(git: Git) -> list[str]:
     return git.text("remote").split()
 
 
-def _add_notes_refspec(git: Git, remote: str) -> bool:
-    """Add the locks' fetch refspec to ``remote``; False when it was there."""
+def _add_notes_refspecs(git: Git, remote: str, wanted: list[str]) -> bool:
+    """Add the notes' fetch refspecs to ``remote`` (replacing the exact one earlier
+    installs wrote); False when they were all there."""
     key = f"remote.{remote}.fetch"
     _code, out = git.run("config", "--get-all", key, ok_codes=(0, 1))
-    if NOTES_REFSPEC in out.decode().split():
-        return False
-    git.run("config", "--add", key, NOTES_REFSPEC)
-    return True
+    present = out.decode().split()
+    if OLD_NOTES_REFSPEC in present:
+        git.run("config", "--fixed-value", "--unset-all", key, OLD_NOTES_REFSPEC)
+    missing = [spec for spec in wanted if spec not in present]
+    for spec in missing:
+        git.run("config", "--add", key, spec)
+    return bool(missing) or OLD_NOTES_REFSPEC in present

@@ -1,0 +1,45 @@
+"""`Git.batch_check` on real repositories: names with spaces, missing objects, newlines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import git
+
+from git_evidence.errors import EvidenceError
+from git_evidence.git import Git
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Git:
+    git(tmp_path, "init", "-q")
+    (tmp_path / "a b").mkdir()
+    (tmp_path / "a b" / "c").write_text("x\n")
+    (tmp_path / "plain").write_text("y\n")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-qm", "one")
+    return Git(cwd=str(tmp_path))
+
+
+def test_a_missing_path_with_two_words_is_missing_not_an_object(repo: Git) -> None:
+    # "HEAD:x y missing" has three fields, like a found "<oid> <type> <size>".
+    assert repo.batch_check(["HEAD:x y"]) == [None]
+    assert repo.batch_check(["HEAD:x  y z"]) == [None]
+
+
+def test_a_path_with_a_space_is_found_with_its_type(repo: Git) -> None:
+    tree, blob, missing = repo.batch_check(["HEAD:a b", "HEAD:a b/c", "HEAD:a b/d"])
+    assert tree is not None and tree[1] == "tree"
+    assert blob is not None and blob[1] == "blob"
+    assert missing is None
+
+
+def test_answers_stay_in_order_around_missing_names(repo: Git) -> None:
+    answers = repo.batch_check(["HEAD:plain", "HEAD:no such", "HEAD", "HEAD:plain"])
+    assert [a and a[1] for a in answers] == ["blob", None, "commit", "blob"]
+
+
+def test_a_name_with_a_newline_is_refused_not_misread(repo: Git) -> None:
+    with pytest.raises(EvidenceError, match="newline"):
+        repo.batch_check(["HEAD:plain", "HEAD:a\nHEAD"])
