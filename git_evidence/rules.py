@@ -24,9 +24,9 @@ if TYPE_CHECKING:  # data types only: the rules import nothing that runs git
     from git_evidence.policy import Decision, Policy
     from git_evidence.ranges import CommitDiff, UpdateFacts
 
-# The decisions, in order of severity: the names of policy.Decision's values (the
-# Literal lives with the policy, which sets three rules' decisions; rules.py only types
-# against the policy, so the policy cannot import it).
+# The decisions, in order of severity: the names of policy.Decision's values. The
+# Literal lives with the policy, which sets three rules' decisions and could not import
+# the rules back (rules.py types against the policy).
 ALLOW: Final = "allow"
 HOLD: Final = "hold"
 REJECT: Final = "reject"
