@@ -38,6 +38,7 @@ PROJECT = Path(__file__).resolve().parents[1]
 MODULES = ("rules", "paths", "globs", "ledger", "policy")
 # Fast and pure: no git runs in these (ordered fastest first, since -x stops early).
 TESTS = (
+    "tests/test_closed_sets.py",  # the Literals' values: nothing else reads them at run time
     "tests/test_rules_table.py",
     "tests/test_policy.py",
     "tests/test_paths.py",
@@ -67,7 +68,7 @@ SWAPS = {
 # line as written, stripped, and the mutation as printed, with its column when the
 # token is on the line twice); the value says why.
 EQUIVALENT: dict[tuple[str, str, str], str] = {
-    ("rules", "SEVERITY = {ALLOW: 0, HOLD: 1, REJECT: 2}", "'2' -> '3'"): (
+    ("rules", "SEVERITY: dict[Decision, int] = {ALLOW: 0, HOLD: 1, REJECT: 2}", "'2' -> '3'"): (
         "only the order of the severities is read (max); reject stays the worst"
     ),
     (

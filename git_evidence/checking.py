@@ -12,14 +12,15 @@ from git_evidence.context import (
     tracking_ref,
 )
 from git_evidence.freezes import freeze_notes
-from git_evidence.git import Git, zero_oid
+from git_evidence.git import Git
 from git_evidence.identity import Identity
+from git_evidence.oids import Oid, zero_oid
 from git_evidence.policy import Policy
 from git_evidence.ranges import RefUpdate, RefView
 from git_evidence.report import Report
 
 
-def policy_and_base(git: Git, refs: dict[str, str], base: str | None) -> tuple[Policy, str | None]:
+def policy_and_base(git: Git, refs: dict[str, Oid], base: str | None) -> tuple[Policy, Oid | None]:
     """``--base REF``: that commit and the policy it carries; else the client's policy
     and the upstream (or the remote's base branch, or the local one)."""
     if base:
@@ -31,11 +32,11 @@ def policy_and_base(git: Git, refs: dict[str, str], base: str | None) -> tuple[P
 
 def check_range(
     git: Git,
-    refs: dict[str, str],
+    refs: dict[str, Oid],
     policy: Policy,
     who: Identity,
-    bottom: str | None,
-    top: str,
+    bottom: Oid | None,
+    top: Oid,
     label: str,
 ) -> Report:
     """``top`` judged as a push that brings what ``bottom`` lacks, as the server would,
@@ -47,7 +48,7 @@ def check_range(
     return report
 
 
-def default_base(git: Git, refs: dict[str, str], base_ref: str) -> str | None:
+def default_base(git: Git, refs: dict[str, Oid], base_ref: str) -> Oid | None:
     upstream = git.resolve_commit("@{upstream}")
     if upstream:
         return upstream

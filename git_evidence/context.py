@@ -8,6 +8,7 @@ from collections.abc import Collection, Mapping, Sequence
 
 from git_evidence.errors import PolicyError, UsageError
 from git_evidence.git import Git
+from git_evidence.oids import Oid
 from git_evidence.policy import POLICY_FILE, Policy, load_at, read_sealed
 from git_evidence.ranges import RefUpdate, RefView
 
@@ -23,7 +24,7 @@ def policy_at(git: Git, rev: str | None) -> Policy:
     return load_at(git.blob_at(rev, POLICY_FILE) if rev else None, rev)
 
 
-def server_policy(git: Git, refs: dict[str, str]) -> Policy:
+def server_policy(git: Git, refs: dict[str, Oid]) -> Policy:
     """Sealed file, else the file at the tip of the base branch as the server has it
     before this push. The first read is from the branch HEAD names (the default
     branch); when that policy names another base, the policy there is the one."""
@@ -46,7 +47,7 @@ def server_policy(git: Git, refs: dict[str, str]) -> Policy:
 
 
 def policy_after_push(
-    git: Git, refs: Mapping[str, str], updates: Sequence[RefUpdate]
+    git: Git, refs: Mapping[str, Oid], updates: Sequence[RefUpdate]
 ) -> str | None:
     """Why the server could not read its policy once ``updates`` are applied (the
     policies of two branches that disagree on the base, say), or None."""
@@ -63,13 +64,13 @@ def policy_after_push(
     return None
 
 
-def server_view(refs: dict[str, str], policy: Policy) -> RefView:
+def server_view(refs: dict[str, Oid], policy: Policy) -> RefView:
     protected = {r: oid for r, oid in refs.items() if policy.is_protected(r)}
     return RefView(protected, refs.get(policy.base), policy.notes_ref in refs)
 
 
 def server_aliases(
-    git: Git, refs: Mapping[str, str], updates: Sequence[RefUpdate]
+    git: Git, refs: Mapping[str, Oid], updates: Sequence[RefUpdate]
 ) -> dict[str, str]:
     """Symbolic refs on this server → the ref each finally names. A pushed ref the
     ref list lacks may be a dangling symbolic ref (its target does not exist yet):
@@ -113,7 +114,7 @@ def judged_refs(
     return judged, notes
 
 
-def tracking_ref(remote: str | None, ref: str, refs: dict[str, str]) -> str | None:
+def tracking_ref(remote: str | None, ref: str, refs: dict[str, Oid]) -> str | None:
     """``refs/heads/X`` on ``remote`` → ``refs/remotes/<remote>/X`` when this clone has
     it."""
     if remote is None or not ref.startswith("refs/heads/"):
@@ -122,7 +123,7 @@ def tracking_ref(remote: str | None, ref: str, refs: dict[str, str]) -> str | No
     return name if name in refs else None
 
 
-def client_policy_rev(git: Git, remote: str | None, refs: dict[str, str]) -> str | None:
+def client_policy_rev(git: Git, remote: str | None, refs: dict[str, Oid]) -> Oid | None:
     """Where a client reads the policy: the remote's base branch as last fetched, else
     the local base branch, else HEAD."""
     for candidate in (
@@ -134,7 +135,7 @@ def client_policy_rev(git: Git, remote: str | None, refs: dict[str, str]) -> str
     return git.resolve_commit("HEAD")
 
 
-def client_policy(git: Git, remote: str | None, refs: dict[str, str]) -> Policy:
+def client_policy(git: Git, remote: str | None, refs: dict[str, Oid]) -> Policy:
     sealed = sealed_policy(git)
     if sealed is not None:
         return sealed
@@ -145,7 +146,7 @@ def client_policy(git: Git, remote: str | None, refs: dict[str, str]) -> Policy:
     return policy
 
 
-def client_view(remote: str | None, refs: dict[str, str], policy: Policy) -> RefView:
+def client_view(remote: str | None, refs: dict[str, Oid], policy: Policy) -> RefView:
     """The server's refs as this clone last saw them: its remote-tracking refs, else
     (a push to a URL, or a remote never fetched) the local branches of the same names,
     the best guess of what the server already holds."""
@@ -157,7 +158,7 @@ def client_view(remote: str | None, refs: dict[str, str], policy: Policy) -> Ref
         for ref in refs:
             if ref.startswith(tracking) and not ref.endswith("/HEAD"):
                 names["refs/heads/" + ref[len(tracking) :]] = None
-    protected: dict[str, str] = {}
+    protected: dict[str, Oid] = {}
     for ref in names:
         if not policy.is_protected(ref):
             continue
@@ -179,7 +180,7 @@ def open_repo(path: str | None) -> Git:
     return git
 
 
-def require_commit(git: Git, rev: str) -> str:
+def require_commit(git: Git, rev: str) -> Oid:
     oid = git.resolve_commit(rev)
     if oid is None:
         raise UsageError(f"{rev!r} does not name a commit")
@@ -193,7 +194,7 @@ def chosen_policy(git: Git, base: str | None) -> Policy:
     return client_policy(git, None, git.refs())
 
 
-def local_base(git: Git, policy: Policy, refs: dict[str, str]) -> tuple[str | None, str]:
+def local_base(git: Git, policy: Policy, refs: dict[str, Oid]) -> tuple[Oid | None, str]:
     """Where a local test run reads sealed evidence (SPEC §12): the merge-base of
     ``HEAD`` with the base branch as this clone knows it (origin's copy, else the local
     branch). Returns the commit (None when there is none) and how it was found."""

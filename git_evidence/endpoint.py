@@ -14,13 +14,14 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from git_evidence.errors import GitError
 from git_evidence.git import Git, decode_path
-from git_evidence.paths import EVIDENCE_CLASSES, SYMLINK_MODE, Change, Classifier
+from git_evidence.oids import Oid
+from git_evidence.paths import EVIDENCE_CLASSES, SYMLINK_MODE, Change, Classifier, PathClass
 from git_evidence.ranges import LinkResolver, UpdateFacts, parse_raw
 from git_evidence.rules import CommitSummary
 
 # (class, path, new mode, new object id) of an evidence path that differs between
 # base and new; a path new lacks has mode 000000 and a zero id, as git prints them.
-EndpointRow = tuple[str, str, str, str]
+EndpointRow = tuple[PathClass, str, str, str]
 _SYMLINK = SYMLINK_MODE.encode()
 _PATHSPEC_MAX = 32
 
@@ -55,8 +56,8 @@ def answering(
     git: Git,
     facts: UpdateFacts,
     rows: Sequence[EndpointRow],
-    summaries: Mapping[str, CommitSummary],
-) -> dict[str, list[tuple[str, str]]]:
+    summaries: Mapping[Oid, CommitSummary],
+) -> dict[Oid, list[tuple[PathClass, str]]]:
     """commit → ``(class, path)`` of the endpoint rows it is judged as changing
     although its own diff does not (SPEC §10: the endpoint must be explained).
 
@@ -69,11 +70,11 @@ def answering(
     protected ref's accepted commits), except on a protected ref, whose whole new
     history is the range: there the tip answers.
     """
-    found: dict[str, list[tuple[str, str]]] = {}
+    found: dict[Oid, list[tuple[PathClass, str]]] = {}
     if not rows or facts.commit is None:
         return found
     wanted = {row[1] for row in rows}
-    touching: dict[str, list[str]] = {}
+    touching: dict[str, list[Oid]] = {}
     plain: set[str] = set()  # paths some commit touches, but not as evidence
     for oid in facts.commits:
         for klass, listed in summaries[oid].by_class:
@@ -117,14 +118,14 @@ class _Graph:
         self,
         git: Git,
         facts: UpdateFacts,
-        tip: str,
-        summaries: Mapping[str, CommitSummary],
+        tip: Oid,
+        summaries: Mapping[Oid, CommitSummary],
         wanted: set[str],
-        touching: Mapping[str, list[str]],
+        touching: Mapping[str, list[Oid]],
     ) -> None:
         self.summaries = summaries
         commits = facts.commits
-        self.parents: dict[str, list[str]] = {}
+        self.parents: dict[Oid, list[Oid]] = {}
         # (merge, parent, path) for each endpoint path a merge's result differs in
         # from that parent.
         self.differs: set[tuple[str, str, str]] = set()
@@ -155,17 +156,17 @@ class _Graph:
             for positions in by_segment.values():
                 positions.sort()
 
-    def _segments(self, tip: str) -> None:
+    def _segments(self, tip: Oid) -> None:
         parents = self.parents
-        kids: dict[str, int] = {}
-        under_merge: set[str] = set()
+        kids: dict[Oid, int] = {}
+        under_merge: set[Oid] = set()
         for ps in parents.values():
             for parent in ps:
                 kids[parent] = kids.get(parent, 0) + 1
                 if len(ps) > 1:
                     under_merge.add(parent)
 
-        def head(commit: str) -> bool:
+        def head(commit: Oid) -> bool:
             return (
                 commit == tip
                 or len(parents[commit]) > 1
@@ -173,14 +174,14 @@ class _Graph:
                 or commit in under_merge
             )
 
-        self.members: list[list[str]] = []
-        self.below: list[str | None] = []  # a head, a commit outside, or None (a root)
-        self.where: dict[str, tuple[int, int]] = {}
+        self.members: list[list[Oid]] = []
+        self.below: list[Oid | None] = []  # a head, a commit outside, or None (a root)
+        self.where: dict[Oid, tuple[int, int]] = {}
         for start in parents:
             if len(parents[start]) > 1 or not head(start):
                 continue
             run = [start]
-            current: str | None = start
+            current: Oid | None = start
             while current is not None:
                 ps = parents[current]
                 if not ps:  # a root
@@ -221,7 +222,7 @@ class _Graph:
                 if token.decode() != current[0]:
                     raise GitError(["git", "diff-tree", "--stdin"], 0, token, b"out of order")
 
-    def walk(self, path: str, value: tuple[str, str, str]) -> tuple[list[str], bool]:
+    def walk(self, path: str, value: tuple[str, str, str]) -> tuple[list[Oid], bool]:
         """The commits that answer for ``path`` having ``value`` at the tip, and
         whether a commit of the range that carries the value sets it as evidence.
 
@@ -234,10 +235,10 @@ class _Graph:
         copy: it answers for it, as does a commit that sets the value but not as
         evidence."""
         touched = self.touch.get(path, {})
-        stale: dict[str, bool] = {}
-        blamed: list[str] = []
+        stale: dict[Oid, bool] = {}
+        blamed: list[Oid] = []
         explained = False
-        todo: list[tuple[str, list[str] | None]] = [(self.tip, None)]
+        todo: list[tuple[Oid, list[Oid] | None]] = [(self.tip, None)]
         while todo:
             commit, carriers = todo.pop()
             if carriers is not None:  # its carriers are settled: settle it
@@ -279,7 +280,7 @@ class _Graph:
 
     def walk_all(
         self, wanted: Sequence[tuple[str, tuple[str, str, str]]]
-    ) -> dict[str, tuple[list[str], bool]]:
+    ) -> dict[str, tuple[list[Oid], bool]]:
         """``walk`` for many paths at once: one bit per path, one pass over the
         segments and merges up from the outside (is the value stale there, per path)
         and one down from the tip (which paths a walk would reach there)."""
@@ -319,7 +320,7 @@ class _Graph:
         parents = self.parents
 
         # nodes: a merge, or a segment by its head; children: what a walk steps to
-        def below(node: str) -> list[str | None]:
+        def below(node: Oid) -> list[Oid | None]:
             ps = parents.get(node)
             if ps is None:
                 return []
@@ -327,9 +328,9 @@ class _Graph:
                 return list(ps)
             return [self.below[self.where[node][0]]]
 
-        order: list[str] = []  # post-order: everything below a node before it
-        seen: set[str] = set()
-        stack: list[tuple[str, bool]] = [(self.tip, False)]
+        order: list[Oid] = []  # post-order: everything below a node before it
+        seen: set[Oid] = set()
+        stack: list[tuple[Oid, bool]] = [(self.tip, False)]
         while stack:
             node, done = stack.pop()
             if done:
@@ -342,16 +343,16 @@ class _Graph:
             for child in below(node):
                 if child is not None and child not in seen and child in parents:
                     stack.append((child, False))
-        stale: dict[str, int] = {}
+        stale: dict[Oid, int] = {}
 
-        def stale_of(node: str | None) -> int:
+        def stale_of(node: Oid | None) -> int:
             if node is None:
                 return everything  # a root that lacks the path
             if node not in parents:
                 return everything  # outside the range
             return stale[node]
 
-        own: dict[str, int] = {}
+        own: dict[Oid, int] = {}
         for node in order:
             ps = parents[node]
             if len(ps) > 1:
@@ -367,11 +368,11 @@ class _Graph:
             else:
                 segment = self.where[node][0]
                 stale[node] = stale_of(self.below[segment]) & ~touched.get(segment, 0)
-        visit: dict[str, int] = {self.tip: everything}
-        blamed: dict[int, list[str]] = {}
+        visit: dict[Oid, int] = {self.tip: everything}
+        blamed: dict[int, list[Oid]] = {}
         explained: set[int] = set()
 
-        def judge_own(commit: str, b: int) -> None:
+        def judge_own(commit: Oid, b: int) -> None:
             if values[wanted[b][0]] in self.summaries[commit].evidence_values:
                 explained.add(b)
             else:
@@ -406,7 +407,7 @@ class _Graph:
                     visit[child] = visit.get(child, 0) | (here & ~hits)
         return {path: (blamed.get(b, []), b in explained) for path, b in bit.items()}
 
-    def _own(self, commit: str, value: tuple[str, str, str], blamed: list[str]) -> bool:
+    def _own(self, commit: Oid, value: tuple[str, str, str], blamed: list[Oid]) -> bool:
         """``commit``'s own diff sets the value: as evidence, judged already (True);
         otherwise it answers for it."""
         if value in self.summaries[commit].evidence_values:

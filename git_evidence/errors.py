@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar, Final, Literal
 
 PREFIX = "git-evidence"  # what every message of ours starts with
 
@@ -16,19 +17,34 @@ EXIT_BROKEN_PIPE = 128 + 13
 # What a command that could not decide says as its decision (JSON `"decision"`).
 ERROR = "error"
 USAGE_HINT = "see `git evidence <command> --help` or `man git-evidence`"
-INTERNAL_ERROR = "internal-error"  # an exception nobody foresaw: a bug
+INTERNAL_ERROR: Final = "internal-error"  # an exception nobody foresaw: a bug
 INTERNAL_HINT = (
     "a bug in git evidence, nothing was allowed: report it with the trace file named "
     "(rerun with -v to see the trace)"
 )
+# The rule an error names (``EvidenceError.rule``): a rule of the table (rules.RuleId)
+# or one of a command's own. A closed set: the type checker holds every error to it.
+ErrorRule = Literal[
+    "git-error",
+    "policy-error",
+    "usage-error",
+    "time-budget",
+    "internal-error",
+    "lock-invalid",
+    "verdict-invalid",
+    "cannot-start",
+    "ref-moved",
+]
 # The rules that mean "could not decide" (exit 2, nothing allowed), not a finding.
-ERROR_RULES = frozenset({"usage-error", "git-error", "policy-error", "time-budget", INTERNAL_ERROR})
+ERROR_RULES: frozenset[ErrorRule] = frozenset(
+    {"usage-error", "git-error", "policy-error", "time-budget", INTERNAL_ERROR}
+)
 
 
 class EvidenceError(Exception):
     """Something the user must fix; printed as one message plus a fix, exit 2."""
 
-    rule = "git-error"
+    rule: ClassVar[ErrorRule] = "git-error"
 
     def __init__(self, message: str, fix: str = "") -> None:
         super().__init__(message)

@@ -21,6 +21,7 @@ from git_evidence.endpoint import EndpointRow
 from git_evidence.errors import PolicyError
 from git_evidence.git import CatFile, Git
 from git_evidence.identity import Identity
+from git_evidence.oids import Oid
 from git_evidence.paths import Classifier, fold_path
 from git_evidence.policy import POLICY_FILE, Policy, parse_policy
 from git_evidence.ranges import (
@@ -75,7 +76,7 @@ def _judge(
     quota_path = fold_path(policy.quota_path)
     PROGRESS.stage = "diffing the pushed commits"
     # Ranges of one push overlap; boundary commits (`-<oid>`) are not judged.
-    PROGRESS.listed = lambda: len({c for p in plans for c in p.commits if c[:1] != "-"})
+    PROGRESS.listed = lambda: len({c for p in plans for c in p.listed if c[:1] != "-"})
     summaries = {}
     for commit in stream_commits(git, plans):
         summaries[commit.oid] = rules.summarize(commit, classifier, ledger_path, quota_path)
@@ -194,7 +195,7 @@ def _one_chain(git: Git, commits: Sequence[rules.CommitSummary]) -> bool:
     return not unsure or all(len(ps) <= 1 for ps in git.parent_lists(unsure).values())
 
 
-def _touches(summary: rules.CommitSummary, klass: str, path: str) -> bool:
+def _touches(summary: rules.CommitSummary, klass: paths.PathClass, path: str) -> bool:
     return klass in summary.classes and path in dict(summary.by_class)[klass]
 
 
@@ -221,7 +222,7 @@ def _sealed(policy: Policy) -> bool:
 
 
 def _labels_touched(
-    summaries: dict[str, rules.CommitSummary], facts: UpdateFacts, folded: str
+    summaries: dict[Oid, rules.CommitSummary], facts: UpdateFacts, folded: str
 ) -> bool:
     """Whether a commit of the range changes the labels file (any spelling of it)."""
     for commit in facts.commits:

@@ -17,11 +17,10 @@ import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import cast
 
 from git_evidence.errors import EvidenceError, GitError
-
-ZERO_OID = "0" * 40  # git's "no object" (SHA-1); a SHA-256 repository's is 64 zeros
-ZERO_OIDS = frozenset({ZERO_OID, "0" * 64})
+from git_evidence.oids import Oid
 
 # Replace refs and grafts let a repository show other objects than the ones a push
 # carries; the gate must judge the real objects (git-replace(1), GIT_NO_REPLACE_OBJECTS).
@@ -50,21 +49,12 @@ _RAW_DIFF = (
 )
 
 
-def is_zero(oid: str) -> bool:
-    return oid in ZERO_OIDS
-
-
-def zero_oid(like: str) -> str:
-    """The zero object id of ``like``'s hash (SHA-1 or SHA-256)."""
-    return "0" * len(like)
-
-
-def blob_id(data: bytes | memoryview, like: str) -> str:
+def blob_id(data: bytes | memoryview, like: str) -> Oid:
     """The id git gives a blob of ``data``, in the hash of the id ``like``."""
     digest = hashlib.sha256() if len(like) == 64 else hashlib.sha1()
     digest.update(b"blob %d\0" % len(data))
     digest.update(data)
-    return digest.hexdigest()
+    return Oid(digest.hexdigest())
 
 
 def zsplit(data: bytes) -> list[bytes]:
@@ -146,14 +136,14 @@ class Git:
     def is_bare(self) -> bool:
         return self.text("rev-parse", "--is-bare-repository") == "true"
 
-    def refs(self, *patterns: str) -> dict[str, str]:
+    def refs(self, *patterns: str) -> dict[str, Oid]:
         """Every ref (or those under ``patterns``) mapped to the object it names."""
         out = self.out("for-each-ref", "--format=%(objectname) %(refname)", *patterns)
         refs: dict[str, str] = {}
         for line in out.decode("utf-8", "surrogateescape").splitlines():
             oid, _, name = line.partition(" ")
             refs[name] = oid
-        return refs
+        return cast("dict[str, Oid]", refs)
 
     def symrefs(self) -> dict[str, str]:
         """Every symbolic ref that resolves to an existing ref, mapped to the ref it
@@ -172,7 +162,7 @@ class Git:
         code, out = self.run("symbolic-ref", "-q", "--", ref, ok_codes=(0, 1, 128))
         return out.decode("utf-8", "surrogateescape").strip() or None if code == 0 else None
 
-    def resolve_commit(self, rev: str) -> str | None:
+    def resolve_commit(self, rev: str) -> Oid | None:
         code, out = self.run(
             "rev-parse",
             "--verify",
@@ -181,13 +171,13 @@ class Git:
             f"{rev}^{{commit}}",
             ok_codes=(0, 1, 128),
         )
-        return out.decode().strip() if code == 0 else None
+        return Oid(out.decode().strip()) if code == 0 else None
 
-    def merge_base(self, a: str, b: str) -> str | None:
+    def merge_base(self, a: str, b: str) -> Oid | None:
         code, out = self.run("merge-base", a, b, ok_codes=(0, 1))
-        return out.decode().strip() if code == 0 else None
+        return Oid(out.decode().strip()) if code == 0 else None
 
-    def nearest_of(self, commit: str, tips: Sequence[str]) -> str | None:
+    def nearest_of(self, commit: str, tips: Sequence[str]) -> Oid | None:
         """The one commit of ``tips``' history that ``commit``'s own commits sit on
         directly, when there is exactly one: the boundary of ``commit --not tips``
         reduced to those no other boundary commit contains. None when the range is
@@ -196,18 +186,18 @@ class Git:
         edge = sorted({line[1:].decode() for line in listed.split() if line.startswith(b"-")})
         if len(edge) > 1:
             edge = self.text("merge-base", "--independent", *edge).split()
-        return edge[0] if len(edge) == 1 else None
+        return Oid(edge[0]) if len(edge) == 1 else None
 
-    def empty_tree(self) -> str:
-        return self.text("hash-object", "-t", "tree", "/dev/null")
+    def empty_tree(self) -> Oid:
+        return Oid(self.text("hash-object", "-t", "tree", "/dev/null"))
 
-    def peel_all(self, revs: Sequence[str]) -> dict[str, str | None]:
+    def peel_all(self, revs: Sequence[str]) -> dict[str, Oid | None]:
         """Each rev peeled to a commit id; None when it does not peel to one (a tag on
         a blob or a tree, a missing object)."""
         hits = self.batch_check([f"{rev}^{{commit}}" for rev in revs])
         return {rev: hit[0] if hit else None for rev, hit in zip(revs, hits, strict=True)}
 
-    def batch_check(self, specs: Sequence[str]) -> list[tuple[str, str] | None]:
+    def batch_check(self, specs: Sequence[str]) -> list[tuple[Oid, str] | None]:
         """``(object id, type)`` of each rev expression (``rev:path`` included), or None
         when it names nothing."""
         if not specs:
@@ -220,13 +210,13 @@ class Git:
                 )
         query = "".join(f"{spec}\n" for spec in specs).encode("utf-8", "surrogateescape")
         lines = self.out("cat-file", "--batch-check", input=query).split(b"\n")[:-1]
-        result: list[tuple[str, str] | None] = []
+        result: list[tuple[Oid, str] | None] = []
         for line in lines:
             # Found: "<oid> <type> <size>". Not found: "<spec> missing" (or "ambiguous"),
             # where the spec may hold spaces: only a found line ends in a number.
             fields = line.decode("utf-8", "surrogateescape").rsplit(" ", 2)
             found = len(fields) == 3 and fields[2].isdigit()
-            result.append((fields[0], fields[1]) if found else None)
+            result.append((Oid(fields[0]), fields[1]) if found else None)
         if len(result) != len(specs):
             raise EvidenceError(
                 f"git cat-file --batch-check answered {len(result)} of {len(specs)} lookups",
@@ -234,7 +224,7 @@ class Git:
             )
         return result
 
-    def ls_tree(self, rev: str, paths: Sequence[str]) -> Iterator[tuple[str, str, str]]:
+    def ls_tree(self, rev: str, paths: Sequence[str]) -> Iterator[tuple[str, Oid, str]]:
         """``(mode, object id, path)`` of every file under ``paths`` at ``rev``
         (recursive; trees are not listed)."""
         out = self.out("ls-tree", "-r", "-z", "--full-tree", rev, "--", *paths)
@@ -243,9 +233,9 @@ class Git:
         for record in decode_path(out).split("\0")[:-1]:
             meta, _, path = record.partition("\t")
             mode, _, oid = meta.split(" ")
-            yield mode, oid, path
+            yield mode, Oid(oid), path
 
-    def changed_files(self, old: str, new: str) -> list[tuple[str, str, str, str]]:
+    def changed_files(self, old: str, new: str) -> list[tuple[str, str, Oid, str]]:
         """``(status, mode, object id, path)`` of every file that differs between two
         trees, paths relative to them (``diff-tree -r``: git descends only into
         subtrees whose ids differ). Status A, M or T gives the new mode and object; D
@@ -266,25 +256,25 @@ class Git:
         rows = []
         for meta, raw in zip(tokens[0::2], tokens[1::2], strict=True):
             _, mode, _, oid, status = meta.decode().split()
-            rows.append((status, mode, oid, decode_path(raw)))
+            rows.append((status, mode, Oid(oid), decode_path(raw)))
         return rows
 
-    def notes(self, notes_ref: str) -> dict[str, str]:
+    def notes(self, notes_ref: str) -> dict[Oid, Oid]:
         """Annotated object → note blob, for every note on ``notes_ref``."""
         out = self.out("notes", f"--ref={notes_ref}", "list")
-        notes: dict[str, str] = {}
+        notes: dict[Oid, Oid] = {}
         for line in out.decode().splitlines():
             blob, _, annotated = line.partition(" ")
-            notes[annotated] = blob
+            notes[Oid(annotated)] = Oid(blob)
         return notes
 
-    def first_parents(self, rev: str) -> Iterator[str]:
+    def first_parents(self, rev: str) -> Iterator[Oid]:
         """``rev`` and its first-parent ancestors, nearest first, lazily."""
         proc = self.popen("rev-list", "--first-parent", rev, "--", buffered=True)
         assert proc.stdout is not None
         try:
             for line in proc.stdout:
-                yield line.decode().strip()
+                yield Oid(line.decode().strip())
         finally:
             proc.kill()
             proc.wait()
@@ -312,11 +302,11 @@ class Git:
             return ident
         return b"git-evidence <git-evidence@localhost> %d +0000" % int(time.time())
 
-    def ref_oid(self, ref: str) -> str | None:
+    def ref_oid(self, ref: str) -> Oid | None:
         code, out = self.run("rev-parse", "--verify", "--quiet", ref, ok_codes=(0, 1))
-        return out.decode().strip() if code == 0 else None
+        return Oid(out.decode().strip()) if code == 0 else None
 
-    def write_blobs(self, contents: Sequence[bytes]) -> list[str]:
+    def write_blobs(self, contents: Sequence[bytes]) -> list[Oid]:
         """Store each of ``contents`` as a blob, byte for byte; their ids. One
         ``hash-object -w`` writes them loose, each deflated once at the loose level (a
         2 MB note through fast-import was deltified against the last note, deflated,
@@ -332,13 +322,13 @@ class Git:
                 names.append(name)
             query = "".join(f"{name}\n" for name in names).encode("utf-8", "surrogateescape")
             out = self.out("hash-object", "-w", "--no-filters", "--stdin-paths", input=query)
-        oids = out.decode().split()
+        oids = cast("list[Oid]", out.decode().split())
         if len(oids) != len(contents):
             raise GitError(["git", "hash-object", "-w", "--stdin-paths"], 0, out, b"")
         return oids
 
     def write_notes(
-        self, notes_ref: str, tip: str | None, notes: Mapping[str, str], message: str
+        self, notes_ref: str, tip: Oid | None, notes: Mapping[Oid, Oid], message: str
     ) -> bool:
         """Attach each ``commit → blob id`` as that commit's note on ``notes_ref``, in
         one notes commit on top of ``tip`` (the ref's value, None when it has none)
@@ -514,18 +504,17 @@ class Git:
             self.out("diff-tree", "--stdin", *_RAW_DIFF, "--always", "--root", *limit, input=lines)
         )
 
-    def parent_lists(self, commits: Sequence[str]) -> dict[str, list[str]]:
+    def parent_lists(self, commits: Sequence[str]) -> dict[Oid, list[Oid]]:
         """Each commit's parents (the commits themselves only: no walk)."""
         query = "".join(f"{oid}\n" for oid in commits).encode()
         out = self.out("rev-list", "--no-walk=unsorted", "--parents", "--stdin", input=query)
-        return {
-            oid: parents for oid, *parents in (line.split() for line in out.decode().splitlines())
-        }
+        lines = cast("list[list[Oid]]", [line.split() for line in out.decode().splitlines()])
+        return {oid: parents for oid, *parents in lines}
 
-    def rev_list_parents(self, args: Sequence[str]) -> list[list[str]]:
+    def rev_list_parents(self, args: Sequence[str]) -> list[list[Oid]]:
         """``[commit, parent…]`` of every commit ``rev-list args`` lists."""
         out = self.out("rev-list", "--parents", *args, "--")
-        return [line.split() for line in out.decode().splitlines()]
+        return cast("list[list[Oid]]", [line.split() for line in out.decode().splitlines()])
 
     def diff_index_cached(self, head: str) -> list[bytes]:
         return zsplit(
@@ -543,19 +532,19 @@ class Git:
             )
         )
 
-    def symlinks(self, treeish: str | None) -> dict[str, str]:
+    def symlinks(self, treeish: str | None) -> dict[str, Oid]:
         """Every symlink of ``treeish`` (None: the index): path → blob id."""
         if treeish is None:
             out = self.out("ls-files", "-s", "-z")
         else:
             out = self.out("ls-tree", "-r", "-z", "--full-tree", treeish)
-        links: dict[str, str] = {}
+        links: dict[str, Oid] = {}
         for record in zsplit(out):
             if not record.startswith(b"120000 "):
                 continue
             meta, _, raw = record.partition(b"\t")
             fields = meta.split()
-            links[decode_path(raw)] = (fields[1] if treeish is None else fields[2]).decode()
+            links[decode_path(raw)] = Oid((fields[1] if treeish is None else fields[2]).decode())
         return links
 
     def popen(self, *args: str, buffered: bool = False) -> subprocess.Popen[bytes]:
@@ -582,7 +571,7 @@ class CatFile:
         self._git = git
         self._proc: subprocess.Popen[bytes] | None = None
 
-    def get(self, spec: str) -> tuple[str, str, bytes] | None:
+    def get(self, spec: str) -> tuple[Oid, str, bytes] | None:
         """``(object id, type, content)`` of any object expression (``rev:path``
         included), or None when it names nothing."""
         if "\n" in spec:
@@ -601,7 +590,7 @@ class CatFile:
         size = int(header[2])
         data = proc.stdout.read(size)
         proc.stdout.read(1)  # the newline after the object
-        return header[0].decode(), header[1].decode(), data
+        return Oid(header[0].decode()), header[1].decode(), data
 
     def read(self, oid: str) -> bytes:
         hit = self.get(oid)

@@ -16,6 +16,7 @@ from git_evidence.errors import EvidenceError
 from git_evidence.git import CatFile, Git, zsplit
 from git_evidence.lock import LockInvalid
 from git_evidence.manifest import Drift, Entry
+from git_evidence.oids import Oid
 from git_evidence.policy import Policy
 from git_evidence.properties import JudgeProperty
 from git_evidence.ranges import LinkResolver, parse_raw
@@ -43,8 +44,8 @@ class Pin:
     """The lock in force at the base, or the base's own manifest when none is."""
 
     digest: str | None
-    commit: str | None
-    note: str | None
+    commit: Oid | None
+    note: Oid | None
     roots: tuple[str, ...]
     files: dict[str, Entry]
 
@@ -58,7 +59,7 @@ class Pin:
         }
 
 
-def read_pin(git: Git, policy: Policy, base: str) -> Pin:
+def read_pin(git: Git, policy: Policy, base: Oid) -> Pin:
     found = lock.find_lock(git, policy.notes_ref, base)
     if found is None:
         _, files = manifest.build_manifest(git, base, policy.lock_roots, policy.lock_exclude)
@@ -97,7 +98,7 @@ def evidence_signals(
     """What the changes say before anything runs: paths by class, and the evidence
     rewrites, fixture changes and held paths among them."""
     classifier = policy.classifier()
-    by_class: dict[str, list[str]] = {}
+    by_class: dict[paths.PathClass, list[str]] = {}
     rewrite, breach, held = [], [], []
     for change in changes:
         klass = classifier.classify_change(change).klass

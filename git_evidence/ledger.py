@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Collection
 from datetime import datetime, timedelta
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from git_evidence.records import DuplicateKey, iso_utc, no_duplicate_keys
 
@@ -61,7 +61,9 @@ class Freeze(NamedTuple):
 
 
 class Problem(NamedTuple):
-    rule: str  # ledger-rewrite | ledger-entry
+    # rules.RuleId's two ledger rules (the ledger cannot import the rules, which type
+    # against it)
+    rule: Literal["ledger-rewrite", "ledger-entry"]
     line: int | None
     message: str
 

@@ -9,12 +9,13 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 
 from git_evidence import ledger
-from git_evidence.git import CatFile, Git, blob_id, is_zero
+from git_evidence.git import CatFile, Git, blob_id
+from git_evidence.oids import Oid, is_zero
 from git_evidence.policy import Policy
 from git_evidence.ranges import UpdateFacts
 
 # (commit, (status, old blob, new blob, path)) for each change a range makes to it
-Touch = tuple[str, tuple[str, str, str, str]]
+Touch = tuple[Oid, tuple[str, str, str, str]]
 
 
 def ledger_problems(
@@ -24,7 +25,7 @@ def ledger_problems(
     touched: Sequence[Touch],
     policy: Policy,
     pin_exists: Callable[[str], bool],
-) -> list[tuple[str | None, ledger.Problem]]:
+) -> list[tuple[Oid | None, ledger.Problem]]:
     """``(commit, problem)`` for each commit's change; ``(None, problem)`` for the range
     (a rewrite no single commit shows: a merge that takes another history's ledger)."""
     now = datetime.now(timezone.utc)  # the server's clock, never a commit's date
@@ -69,12 +70,12 @@ def append_only_problems(
     path: str,
     what: str,
     check: Callable[[str | None, str | None], list[ledger.Problem]],
-) -> list[tuple[str | None, ledger.Problem]]:
+) -> list[tuple[Oid | None, ledger.Problem]]:
     """An append-only file (the freeze ledger, the retry quota) in a range: ``check``
     (old blob, new blob; None when absent) for each commit's change, then, when no
     commit's own change failed, for the range as a whole, where only a rewrite counts
     (a merge that takes another history's copy shows in no single commit)."""
-    problems: list[tuple[str | None, ledger.Problem]] = []
+    problems: list[tuple[Oid | None, ledger.Problem]] = []
     for commit, (status, old, new, changed) in touched:
         if changed != path:  # a case or Unicode variant of the file's name
             spelling = f"{changed!r} is another spelling of {what}"

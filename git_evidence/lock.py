@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 from git_evidence.errors import EvidenceError
 from git_evidence.git import Git
 from git_evidence.manifest import Entry
+from git_evidence.oids import Oid
 from git_evidence.paths import GITLINK_MODE
 from git_evidence.records import canonical_json, digest, no_duplicate_keys
 
@@ -29,7 +30,7 @@ CACHE_DIR = "locks-v2"
 
 @dataclass(frozen=True)
 class Lock:
-    commit: str
+    commit: Oid
     roots: tuple[str, ...]
     trees: Mapping[str, str | None]
     files: Mapping[str, Entry]
@@ -118,7 +119,7 @@ class LockInvalid(EvidenceError):
     rule = "lock-invalid"
 
 
-def _invalid(annotated: str, what: str) -> LockInvalid:
+def _invalid(annotated: Oid, what: str) -> LockInvalid:
     return LockInvalid(
         f"the note on {annotated[:12]} {what}",
         fix=f"a lock writer re-pins: git evidence lock {annotated[:12]}",
@@ -128,7 +129,7 @@ def _invalid(annotated: str, what: str) -> LockInvalid:
 BOM = b"\xef\xbb\xbf"
 
 
-def _exact_record(data: bytes, annotated: str) -> None:
+def _exact_record(data: bytes, annotated: Oid) -> None:
     """A note is one record's bytes and nothing else; say what else it holds. (Whether
     the record itself is canonical is known only once it is parsed.)"""
     records = [line for line in data.split(b"\n") if line.strip()]
@@ -148,7 +149,7 @@ def _exact_record(data: bytes, annotated: str) -> None:
         raise _invalid(annotated, "has whitespace around the record")
 
 
-def parse_note(data: bytes, annotated: str, *, known_canonical: bool = False) -> Lock:
+def parse_note(data: bytes, annotated: Oid, *, known_canonical: bool = False) -> Lock:
     """Exactly one canonical lock record pinning ``annotated``, byte for byte, or
     LockInvalid. ``known_canonical``: this very blob was validated before (LockCache)."""
     if not known_canonical:
@@ -173,7 +174,7 @@ def parse_note(data: bytes, annotated: str, *, known_canonical: bool = False) ->
     return lock
 
 
-def _lock_from(doc: Any, annotated: str, *, checked: bool = False) -> Lock:
+def _lock_from(doc: Any, annotated: Oid, *, checked: bool = False) -> Lock:
     def bad(why: str) -> LockInvalid:
         return _invalid(annotated, f"is not a lock: {why}")
 
@@ -259,11 +260,11 @@ def _checked_entries(files: Mapping[str, Any]) -> dict[str, Entry]:
 
 
 class LockRef(NamedTuple):
-    commit: str  # the commit the note is attached to
-    blob: str  # the note blob
+    commit: Oid  # the commit the note is attached to
+    blob: Oid  # the note blob
 
 
-def find_lock(git: Git, notes_ref: str, rev: str) -> LockRef | None:
+def find_lock(git: Git, notes_ref: str, rev: Oid) -> LockRef | None:
     """The lock in force at ``rev``: the note on its nearest first-parent ancestor. One
     ``git notes list``; the first-parent walk only when ``rev`` has no note itself."""
     notes = git.notes(notes_ref)
@@ -273,7 +274,7 @@ def find_lock(git: Git, notes_ref: str, rev: str) -> LockRef | None:
 
 
 def lock_in_force(
-    git: Git, notes_ref: str, rev: str, own: str | None, any_notes: bool
+    git: Git, notes_ref: str, rev: Oid, own: Oid | None, any_notes: bool
 ) -> LockRef | None:
     """``find_lock`` for a caller that has looked up ``rev``'s own note (``own_note``)
     and whether ``notes_ref`` exists in a ``cat-file --batch-check`` of its own."""
@@ -284,7 +285,7 @@ def lock_in_force(
     return _nearest(git, git.notes(notes_ref), rev)
 
 
-def _nearest(git: Git, notes: Mapping[str, str], rev: str) -> LockRef | None:
+def _nearest(git: Git, notes: Mapping[Oid, Oid], rev: Oid) -> LockRef | None:
     if not notes:
         return None
     for commit in git.first_parents(rev):
@@ -293,7 +294,7 @@ def _nearest(git: Git, notes: Mapping[str, str], rev: str) -> LockRef | None:
     return None
 
 
-def own_note(hits: Sequence[tuple[str, str] | None]) -> str | None:
+def own_note(hits: Sequence[tuple[Oid, str] | None]) -> Oid | None:
     """The note blob among a ``batch_check`` of ``note_paths``, if there is one."""
     return next((hit[0] for hit in hits if hit is not None and hit[1] == "blob"), None)
 
@@ -301,7 +302,7 @@ def own_note(hits: Sequence[tuple[str, str] | None]) -> str | None:
 class CachedLock(NamedTuple):
     """What a validated note says, without its files."""
 
-    commit: str
+    commit: Oid
     trees: dict[str, str | None]
     digest: str
     files: int = 0
@@ -317,7 +318,7 @@ def _where(git: Git) -> tuple[str, str | None]:
     return git.cwd or os.getcwd(), git_dir
 
 
-def resolve_commit(git: Git, rev: str) -> str | None:
+def resolve_commit(git: Git, rev: str) -> Oid | None:
     """``rev`` peeled to a commit id, or None. The same ``rev-parse`` names the common
     git directory, so the LockCache of this process starts no process of its own."""
     code, out = git.run(
@@ -336,7 +337,7 @@ def resolve_commit(git: Git, rev: str) -> str | None:
     if where[1] is None and where not in _COMMON_DIRS:
         path = common.decode("utf-8", "surrogateescape")
         _COMMON_DIRS[where] = os.path.abspath(os.path.join(git.cwd or "", path))
-    return oid.decode()
+    return Oid(oid.decode())
 
 
 class LockCache:
@@ -409,7 +410,7 @@ def read_lock(
 
 
 def previous_lock(
-    git: Git, notes_ref: str, rev: str, cache: LockCache | None = None
+    git: Git, notes_ref: str, rev: Oid, cache: LockCache | None = None
 ) -> Lock | None:
     """The lock in force at ``rev`` to reuse hashes from; a broken note is never
     trusted for reuse."""

@@ -20,6 +20,7 @@ from git_evidence.lock import (
     read_lock,
 )
 from git_evidence.manifest import Drift, build_manifest, compare, root_trees, tree_ids
+from git_evidence.oids import Oid
 from git_evidence.policy import Policy
 
 
@@ -35,7 +36,7 @@ class LockFacts:
 
 
 def lock_facts(
-    git: Git, cat: CatFile, policy: Policy, base: str | None, new: str, notes_known: bool
+    git: Git, cat: CatFile, policy: Policy, base: Oid | None, new: Oid, notes_known: bool
 ) -> LockFacts:
     """What ``new`` changes under the lock roots against ``base``'s own manifest (the
     base is accepted history: a commit that no pin covers yet, one in the middle of a
@@ -106,7 +107,8 @@ def check_notes_update(
         fields = meta.decode().split()
         if fields[-1] == "D":
             continue
-        annotated = raw.decode("utf-8", "replace").replace("/", "")
+        # the annotated object's id, as the notes tree names it (fanned out in directories)
+        annotated = Oid(raw.decode("utf-8", "replace").replace("/", ""))
         try:
             pinned = parse_note(cat.read(fields[3]), annotated)
         except LockInvalid as exc:
@@ -145,7 +147,7 @@ def pin_lookup(git: Git, cat: CatFile, notes_ref: str) -> Callable[[str], bool]:
     the cache unread."""
     valid: set[str] = set()
     unchecked: dict[str, list[LockRef]] = {}  # raw digest → notes not validated yet
-    pending: list[tuple[str, str]] | None = None
+    pending: list[tuple[Oid, Oid]] | None = None
     cache = LockCache(git)
 
     def validates(digest: str) -> bool:

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple, Protocol, cast
 
 from git_evidence.errors import GitError
 from git_evidence.git import Git
+from git_evidence.oids import Oid
 from git_evidence.paths import GITLINK_MODE, fold_path, glob_regex
 
 try:
@@ -31,7 +32,7 @@ class Entry(NamedTuple):
     """One file of a manifest. A gitlink has only ``mode`` and ``blob`` (the commit)."""
 
     mode: str
-    blob: str
+    blob: str  # the blob id (a gitlink: its commit); "" when hashed from disk alone
     size: int | None = None
     sha256: str | None = None
     lfs: str | None = None  # "sha256:<hex> <size>" when the blob is an LFS pointer
@@ -359,7 +360,7 @@ def build_manifest(
     trees = dict(trees) if trees is not None else root_trees(git, rev, roots)
     files: dict[str, Entry] = {}
     copied: list[str] = []  # roots taken from the previous lock (then patched)
-    patches: list[tuple[str, list[tuple[str, str, str, str]]]] = []
+    patches: list[tuple[str, list[tuple[str, str, Oid, str]]]] = []
     to_list: list[str] = []
     for root in roots:
         new = trees[root]
@@ -382,7 +383,7 @@ def build_manifest(
         under = tuple(root + "/" for root in copied)
         files.update((p, e) for p, e in previous.files.items() if p.startswith(under) or p in exact)
     excluded = Excluder(exclude)
-    listed: list[tuple[str, str, str]] = []  # (mode, object id, path) to record
+    listed: list[tuple[str, Oid, str]] = []  # (mode, object id, path) to record
     for root, changes in patches:
         # Deletions first: a file replaced by a directory (or the reverse) is reported
         # as a deletion and additions of the same paths.
@@ -395,7 +396,7 @@ def build_manifest(
     if to_list:
         listed.extend(git.ls_tree(rev, to_list))
     known: dict[str, Entry] | None = None
-    pending: dict[str, list[tuple[str, str]]] = {}
+    pending: dict[Oid, list[tuple[str, str]]] = {}
     dropped = excluded.among([path for _, _, path in listed])
     for mode, oid, path in listed:
         if path in dropped:

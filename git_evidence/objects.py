@@ -41,6 +41,7 @@ from typing import NamedTuple
 
 from git_evidence.errors import EvidenceError, GitError
 from git_evidence.git import CatFile, Git
+from git_evidence.oids import Oid
 
 TREE_MODE = b"40000"
 GITLINK_MODE = b"160000"
@@ -58,7 +59,7 @@ class TreeEdit(NamedTuple):
     ``diff-tree --raw``, its new side."""
 
     mode: str
-    oid: str
+    oid: Oid
     path: bytes
 
 
@@ -68,12 +69,12 @@ class RefMoved(EvidenceError):
     rule = "ref-moved"
 
 
-def object_id(kind: str, data: bytes, like: str) -> str:
+def object_id(kind: str, data: bytes, like: str) -> Oid:
     """The id git gives an object of ``kind`` with ``data``, in the hash of ``like``."""
     digest = hashlib.sha256() if len(like) == 64 else hashlib.sha1()
     digest.update(b"%s %d\0" % (kind.encode(), len(data)))
     digest.update(data)
-    return digest.hexdigest()
+    return Oid(digest.hexdigest())
 
 
 @dataclass
@@ -93,7 +94,7 @@ class TreeBuilder:
         self._cat = cat
         self._proc: subprocess.Popen[bytes] | None = None
 
-    def build(self, base_tree: str | None, edits: Sequence[TreeEdit]) -> str:
+    def build(self, base_tree: Oid | None, edits: Sequence[TreeEdit]) -> Oid:
         """``base_tree`` (None: the empty tree) with ``edits`` applied. Setting a path
         replaces whatever stands there, a directory included, and a file in the way of
         a new directory is replaced by it (as ``update-index --index-info`` does); a
@@ -109,7 +110,7 @@ class TreeBuilder:
         assert tree is not None  # the top tree is written even when empty
         return tree
 
-    def _write(self, tree: str | None, node: _Dir, top: bool = False) -> str | None:
+    def _write(self, tree: Oid | None, node: _Dir, top: bool = False) -> Oid | None:
         entries = self._read(tree) if tree else {}
         for name, edit in node.entries.items():  # in diff-tree's order, as git applies them
             if edit.mode.strip("0"):
@@ -128,19 +129,20 @@ class TreeBuilder:
             return None
         return self._mktree(entries)
 
-    def _read(self, tree: str) -> dict[bytes, tuple[bytes, str]]:
+    def _read(self, tree: Oid) -> dict[bytes, tuple[bytes, Oid]]:
         data = self._cat.read(tree)
         width = len(tree) // 2
-        entries: dict[bytes, tuple[bytes, str]] = {}
+        entries: dict[bytes, tuple[bytes, Oid]] = {}
         at = 0
         while at < len(data):
             space = data.index(b" ", at)
             nul = data.index(b"\0", space)
-            entries[data[space + 1 : nul]] = (data[at:space], data[nul + 1 : nul + 1 + width].hex())
+            oid = Oid(data[nul + 1 : nul + 1 + width].hex())
+            entries[data[space + 1 : nul]] = (data[at:space], oid)
             at = nul + 1 + width
         return entries
 
-    def _mktree(self, entries: dict[bytes, tuple[bytes, str]]) -> str:
+    def _mktree(self, entries: dict[bytes, tuple[bytes, Oid]]) -> Oid:
         rows = []
         for name, (mode, oid) in entries.items():
             kind = b"tree" if mode == TREE_MODE else b"commit" if mode == GITLINK_MODE else b"blob"
@@ -159,7 +161,7 @@ class TreeBuilder:
             self.close()
             stderr = proc.stderr.read() if proc.stderr else b""
             raise GitError(["git", "mktree", "-z", "--batch"], proc.returncode or 128, b"", stderr)
-        return line.decode().strip()
+        return Oid(line.decode().strip())
 
     def close(self) -> None:
         proc, self._proc = self._proc, None
@@ -176,7 +178,7 @@ class TreeBuilder:
         self.close()
 
 
-def rewrite_commit(raw: bytes, tree: str, parents: Sequence[str], suffix: bytes = b"") -> bytes:
+def rewrite_commit(raw: bytes, tree: Oid, parents: Sequence[Oid], suffix: bytes = b"") -> bytes:
     """The raw commit ``raw`` with another tree and parents, and ``suffix`` appended to
     the first line of its message; every other header (author, committer and their
     dates, encoding) and every other byte of the message is kept. A signature is
@@ -209,14 +211,14 @@ def _suffixed(message: bytes, suffix: bytes) -> bytes:
     return (first + suffix if first.strip() else suffix.strip()) + rest
 
 
-def tree_of(raw: bytes) -> str:
+def tree_of(raw: bytes) -> Oid:
     """The tree id of a raw commit."""
     if not raw.startswith(b"tree "):
         raise EvidenceError("a commit object does not start with its tree", fix="run git fsck")
-    return raw[5 : raw.index(b"\n")].decode()
+    return Oid(raw[5 : raw.index(b"\n")].decode())
 
 
-def write_objects(git: Git, objects: Sequence[tuple[str, str, bytes]]) -> None:
+def write_objects(git: Git, objects: Sequence[tuple[Oid, str, bytes]]) -> None:
     """Write ``(id, type, data)`` objects whose ids the caller computed (``object_id``)
     as one pack, through ``unpack-objects`` (loose objects) or, for many, ``index-pack``
     (one pack file), as a fetch would; ``--strict`` has git check every object's format
@@ -252,7 +254,7 @@ def write_objects(git: Git, objects: Sequence[tuple[str, str, bytes]]) -> None:
             )
 
 
-def move_refs(git: Git, moves: Sequence[tuple[str, str, str | None]], message: str) -> None:
+def move_refs(git: Git, moves: Sequence[tuple[str, Oid, Oid | None]], message: str) -> None:
     """Move every ``(ref, new, old)`` at once, each only if it still points at ``old``
     (None: only if it does not exist yet); all or nothing (``update-ref --stdin``).
     ``HEAD`` is moved itself (a detached HEAD), never the branch it might name."""
@@ -284,9 +286,9 @@ def _ref_bytes(ref: str) -> bytes:
     return ref.encode("utf-8", "surrogateescape")
 
 
-def ref_value(git: Git, ref: str) -> str | None:
+def ref_value(git: Git, ref: str) -> Oid | None:
     """The object ``ref`` points at itself (a detached HEAD, a branch), or None."""
     code, out = git.run(
         "rev-parse", "--verify", "--quiet", "--end-of-options", ref, ok_codes=(0, 1, 128)
     )
-    return out.decode().strip() if code == 0 and out.strip() else None
+    return Oid(out.decode().strip()) if code == 0 and out.strip() else None

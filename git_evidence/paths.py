@@ -9,23 +9,28 @@ import sys
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Final, Literal, NamedTuple
 
 from git_evidence.globs import ANY, components_regex
 from git_evidence.links import resolve_link
 
-PRODUCT, FIXTURE, ORACLE, LEDGER, POLICY = (
-    "product",
-    "fixture",
-    "oracle",
-    "freeze_ledger",
-    "policy",
-)
-TEST, NEUTRAL, OTHER = "test", "neutral", "other"
+# The path classes (SPEC §3): a closed set, so the type checker knows every class a
+# path can have. `other` is a path no glob classifies.
+PathClass = Literal[
+    "product", "fixture", "oracle", "freeze_ledger", "policy", "test", "neutral", "other"
+]
+PRODUCT: Final = "product"
+FIXTURE: Final = "fixture"
+ORACLE: Final = "oracle"
+LEDGER: Final = "freeze_ledger"
+POLICY: Final = "policy"
+TEST: Final = "test"
+NEUTRAL: Final = "neutral"
+OTHER: Final = "other"
 
 # Highest precedence first: evidence always wins (SPEC §3).
-PRECEDENCE = (POLICY, LEDGER, ORACLE, FIXTURE, PRODUCT, TEST, NEUTRAL)
-EVIDENCE_CLASSES = frozenset({FIXTURE, ORACLE, LEDGER, POLICY})
+PRECEDENCE: Final[tuple[PathClass, ...]] = (POLICY, LEDGER, ORACLE, FIXTURE, PRODUCT, TEST, NEUTRAL)
+EVIDENCE_CLASSES: Final[frozenset[PathClass]] = frozenset({FIXTURE, ORACLE, LEDGER, POLICY})
 
 SYMLINK_MODE = "120000"
 GITLINK_MODE = "160000"
@@ -145,7 +150,7 @@ def root_patterns(glob: str) -> list[RootPattern]:
 class Negation(NamedTuple):
     """A negation that took a path back from a class before its class was reached."""
 
-    klass: str
+    klass: PathClass
     glob: str  # the glob of that class that matched
     by: str  # the negation, with its `!`
 
@@ -155,7 +160,7 @@ class Negation(NamedTuple):
 
 @dataclass(frozen=True)
 class Match:
-    klass: str
+    klass: PathClass
     glob: str | None  # None: no glob (class `other`) or a structural reason
     reason: str = ""
     negated: tuple[Negation, ...] = ()
@@ -190,12 +195,12 @@ class Change(NamedTuple):
 
 # A path above roots of several classes takes the class only evidence writers may
 # change before the ledger's (a ledger writer must not replace `tests/`).
-STRUCTURAL_ORDER = (POLICY, ORACLE, FIXTURE, LEDGER)
+STRUCTURAL_ORDER: Final[tuple[PathClass, ...]] = (POLICY, ORACLE, FIXTURE, LEDGER)
 _CACHE_LIMIT = 1 << 18
 
 
 class _Entry(NamedTuple):
-    klass: str
+    klass: PathClass
     glob: str  # as written; a negation keeps its `!`
     negated: bool
 
@@ -209,9 +214,9 @@ class Classifier:
 
     def __init__(
         self,
-        globs: Mapping[str, Sequence[str]],
+        globs: Mapping[PathClass, Sequence[str]],
         extra_roots: Sequence[str] = (),
-        forced: Mapping[str, Sequence[str]] | None = None,
+        forced: Mapping[PathClass, Sequence[str]] | None = None,
     ) -> None:
         forced = forced or {}
         # One alternation in precedence order, each class's globs last-written first
@@ -252,12 +257,12 @@ class Classifier:
         self._change_cache: dict[str, Match] = {}
         # A plain row's raw path → (the path decoded and interned, its class): a push
         # names the same paths again and again (see ``classify_plain``).
-        self.plain_classes: dict[bytes, tuple[str, str]] = {}
+        self.plain_classes: dict[bytes, tuple[str, PathClass]] = {}
 
     @staticmethod
     def _compile_roots(
-        globs: Mapping[str, Sequence[str]],
-        forced: Mapping[str, Sequence[str]],
+        globs: Mapping[PathClass, Sequence[str]],
+        forced: Mapping[PathClass, Sequence[str]],
         extra_roots: Sequence[str],
     ) -> tuple[re.Pattern[str], list[Match]]:
         """One alternation of every path at or above an evidence root. Roots come from
@@ -364,7 +369,7 @@ class Classifier:
         root = next(r for r in self._lock_roots if folded.startswith(r + "/"))
         return Match(FIXTURE, root, f"inside evidence root {root}/")
 
-    def classify_plain(self, raw: bytes) -> tuple[str, str]:
+    def classify_plain(self, raw: bytes) -> tuple[str, PathClass]:
         """``(path, class)`` of the raw path of a plain row (one parent, neither side a
         symlink or a gitlink: its class depends on its path alone). Decoded with
         surrogateescape (SPEC §4), interned and classified once; later rows find it in

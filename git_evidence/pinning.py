@@ -11,6 +11,7 @@ moved it meanwhile; then the notes are written again on top of the new tip."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import cast
 
 from git_evidence.errors import EvidenceError
 from git_evidence.git import Git
@@ -26,6 +27,7 @@ from git_evidence.lock import (
     read_lock,
 )
 from git_evidence.manifest import build_manifest, root_trees, tree_ids
+from git_evidence.oids import ZERO_OID, Oid
 from git_evidence.records import now_utc
 
 Trees = dict[str, str | None]
@@ -34,8 +36,8 @@ MAX_RANGE_PINS = 50  # pins one push may write (the newest ones, the tip include
 
 
 def first_parent_walk(
-    git: Git, tip: str, exclude: Sequence[str], roots: Sequence[str]
-) -> list[tuple[str, Trees]]:
+    git: Git, tip: Oid, exclude: Sequence[str], roots: Sequence[str]
+) -> list[tuple[Oid, Trees]]:
     """The first-parent commits of ``tip`` that ``exclude`` does not reach and that
     may need a pin, oldest first, each with its lock roots' tree ids: the first one
     (the pin before it may be stale), every one that changes a root against its first
@@ -44,7 +46,7 @@ def first_parent_walk(
     ``cat-file --batch-check`` for the commits kept: a 20,000-commit product push
     costs two walks, not 20,000 lookups per root."""
     every = git.out("rev-list", "--first-parent", "--reverse", tip, "--not", *exclude, "--")
-    commits = [line.decode() for line in every.split()]
+    commits = cast("list[Oid]", [line.decode() for line in every.split()])
     if not commits:
         return []
     changed: set[str] = set()
@@ -65,7 +67,7 @@ def first_parent_walk(
 
 def pin(
     git: Git,
-    rev: str,
+    rev: Oid,
     roots: Sequence[str],
     exclude: Sequence[str],
     notes_ref: str,
@@ -100,7 +102,7 @@ def pin(
 
 def pin_range(
     git: Git,
-    tip: str,
+    tip: Oid,
     exclude: Sequence[str],
     roots: Sequence[str],
     lock_exclude: Sequence[str],
@@ -128,15 +130,15 @@ def pin_range(
 
 
 def needs_pin(
-    walk: Sequence[tuple[str, Mapping[str, str | None]]],
-    tip: str,
+    walk: Sequence[tuple[Oid, Mapping[str, str | None]]],
+    tip: Oid,
     roots: Sequence[str],
     start: Lock | None,
-) -> list[tuple[str, Trees]]:
+) -> list[tuple[Oid, Trees]]:
     """The commits of ``walk`` (oldest first, with their root trees) whose trees
     differ from the lock before them (``start``, then each pin), and ``tip``."""
     before = dict(start.trees) if start is not None and start.roots == tuple(roots) else None
-    wanted: list[tuple[str, Trees]] = []
+    wanted: list[tuple[Oid, Trees]] = []
     for commit, trees in walk:
         if dict(trees) != before or commit == tip:
             wanted.append((commit, dict(trees)))
@@ -146,14 +148,14 @@ def needs_pin(
 
 def pin_commits(
     git: Git,
-    wanted: Sequence[tuple[str, Trees]],
+    wanted: Sequence[tuple[Oid, Trees]],
     roots: Sequence[str],
     exclude: Sequence[str],
     notes_ref: str,
     pinned_by: str,
     start: Lock | None,
     progress: Callable[[int, int], None] | None = None,
-    known: tuple[dict[str, str], str | None] | None = None,
+    known: tuple[dict[Oid, Oid], Oid | None] | None = None,
 ) -> list[tuple[Lock, bool]]:
     """Pin each of ``wanted`` (oldest first, with its root trees), reusing the hashes
     of the lock before it; a commit whose own note is already a valid lock of those
@@ -178,14 +180,14 @@ def pin_commits(
 
 
 def _own_notes(
-    git: Git, notes_ref: str, commits: Sequence[str]
-) -> tuple[dict[str, str], str | None]:
+    git: Git, notes_ref: str, commits: Sequence[Oid]
+) -> tuple[dict[Oid, Oid], Oid | None]:
     """The note blob each of ``commits`` already has, and the notes ref's value, in
     one ``cat-file --batch-check``."""
-    per = len(note_paths(notes_ref, "0" * 40))
+    per = len(note_paths(notes_ref, ZERO_OID))
     spots = [spot for commit in commits for spot in note_paths(notes_ref, commit)]
     hits = git.batch_check([*spots, notes_ref])
-    own: dict[str, str] = {}
+    own: dict[Oid, Oid] = {}
     for i, commit in enumerate(commits):
         blob = own_note(hits[i * per : (i + 1) * per])
         if blob is not None:
@@ -194,7 +196,7 @@ def _own_notes(
     return own, tip
 
 
-def _valid(git: Git, cache: LockCache, commit: str, blob: str | None) -> Lock | None:
+def _valid(git: Git, cache: LockCache, commit: Oid, blob: Oid | None) -> Lock | None:
     if blob is None:
         return None
     try:
@@ -204,7 +206,7 @@ def _valid(git: Git, cache: LockCache, commit: str, blob: str | None) -> Lock | 
 
 
 def write_notes(
-    git: Git, notes_ref: str, tip: str | None, locks: Sequence[Lock], cache: LockCache
+    git: Git, notes_ref: str, tip: Oid | None, locks: Sequence[Lock], cache: LockCache
 ) -> None:
     """Attach each lock's canonical bytes, exactly, as its commit's note: the blobs
     written by one ``hash-object``, the notes by one notes commit on top of the notes

@@ -12,13 +12,13 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, Final, Literal, cast
 
 from git_evidence import paths
 from git_evidence.errors import PolicyError
 from git_evidence.globs import has_wildcard, ref_glob_regex
 from git_evidence.labels import MAX_RETRIES
-from git_evidence.paths import Classifier
+from git_evidence.paths import Classifier, PathClass
 from git_evidence.properties import JudgeConfig, judge_section
 from git_evidence.records import record_digest
 
@@ -28,9 +28,13 @@ else:  # pragma: no cover
     import tomli as tomllib  # type: ignore[import-not-found, no-redef, unused-ignore]
 
 POLICY_FILE = ".git-evidence.toml"
-DECISIONS = ("allow", "hold", "reject")
+# A rule's decision, in order of severity (SPEC §6): what a finding decides
+# (rules.ALLOW, HOLD, REJECT) and what [rules] sets for other_path, added_test and
+# test_edit. Defined here, where the policy reads it: rules.py types against the policy.
+Decision = Literal["allow", "hold", "reject"]
+DECISIONS: Final[tuple[Decision, ...]] = ("allow", "hold", "reject")
 
-DEFAULT_PATHS: dict[str, tuple[str, ...]] = {
+DEFAULT_PATHS: dict[PathClass, tuple[str, ...]] = {
     paths.PRODUCT: ("src/**",),
     paths.FIXTURE: ("tests/fixtures/**", "tests/goldens/**", "testdata/**"),
     paths.ORACLE: ("tests/properties/**", "tests/oracles/**", "**/*.snap", "**/__snapshots__/**"),
@@ -55,10 +59,10 @@ def ref_matcher(globs: Sequence[str]) -> re.Pattern[str]:
 
 @dataclass(frozen=True)
 class Policy:
-    paths: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: dict(DEFAULT_PATHS))
-    other_path: str = "hold"
-    added_test: str = "hold"
-    test_edit: str = "hold"
+    paths: Mapping[PathClass, tuple[str, ...]] = field(default_factory=lambda: dict(DEFAULT_PATHS))
+    other_path: Decision = "hold"
+    added_test: Decision = "hold"
+    test_edit: Decision = "hold"
     protected: tuple[str, ...] = ("refs/heads/main",)
     base: str = "refs/heads/main"
     allow_namespaces: tuple[str, ...] = ("refs/heads/", "refs/tags/")
@@ -95,7 +99,7 @@ class Policy:
         """The reviewers in force: ``[identities].reviewers``, else the evidence writers."""
         return self.evidence_writers if self.reviewers is None else self.reviewers
 
-    def effective_globs(self) -> dict[str, tuple[str, ...]]:
+    def effective_globs(self) -> dict[PathClass, tuple[str, ...]]:
         """The globs classification uses: the file's, plus the built-in policy globs,
         the ledger path and the labels and quota paths, which no policy can drop.
 
@@ -106,11 +110,12 @@ class Policy:
         path and ``quota.check_change`` then holds to each line's kind."""
         globs = {k: tuple(v) for k, v in self.paths.items()}
         globs[paths.POLICY] = (*BUILTIN_POLICY_GLOBS, *globs.get(paths.POLICY, ()))
-        for klass, path in (
+        files: tuple[tuple[PathClass, str], ...] = (
             (paths.LEDGER, self.ledger_path),
             (paths.LEDGER, self.quota_path),
             (paths.POLICY, self.labels_path),
-        ):
+        )
+        for klass, path in files:
             if "/" + path not in globs.get(klass, ()):
                 globs[klass] = (*globs.get(klass, ()), "/" + path)
         return globs
@@ -118,7 +123,7 @@ class Policy:
     def classifier(self) -> Classifier:
         # The built-in policy globs, the labels file, the ledger and the retry quota are
         # forced: matched before the class's own globs, so no negation takes them back.
-        forced = {
+        forced: dict[PathClass, tuple[str, ...]] = {
             paths.POLICY: (*BUILTIN_POLICY_GLOBS, "/" + self.labels_path),
             paths.LEDGER: ("/" + self.ledger_path, "/" + self.quota_path),
         }
@@ -263,7 +268,7 @@ def _kind(value: object) -> str:
     }.get(type(value), type(value).__name__)
 
 
-TABLE_KEYS = {
+TABLE_KEYS: dict[str, set[str]] = {
     "paths": set(DEFAULT_PATHS),
     "rules": {
         "other_path",
@@ -341,8 +346,8 @@ def parse_policy(data: bytes, source: str) -> Policy:
 
 def _paths(reader: _Reader, table: dict[str, Any]) -> dict[str, Any]:
     merged = dict(DEFAULT_PATHS)
-    for key, value in table.items():
-        merged[key] = reader.globs("paths", key, value, negation=True)
+    for key, value in table.items():  # each key is a class: checked against TABLE_KEYS
+        merged[cast(PathClass, key)] = reader.globs("paths", key, value, negation=True)
     return {"paths": merged}
 
 

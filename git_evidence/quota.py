@@ -23,6 +23,7 @@ from git_evidence.ledger import (
     appended_to,
     parse_time,
 )
+from git_evidence.oids import Oid
 from git_evidence.paths import LEDGER
 from git_evidence.records import iso_utc, no_duplicate_keys
 from git_evidence.rules import REJECT, Finding
@@ -232,7 +233,7 @@ HINTS = {
 
 
 def decide_quota(
-    facts: UpdateFacts, problems: Sequence[tuple[str | None, Problem]], path: str
+    facts: UpdateFacts, problems: Sequence[tuple[Oid | None, Problem]], path: str
 ) -> list[Finding]:
     """Findings for the quota's changes: ``(commit or None for the range, problem)``."""
     base = (facts.base or "<base>")[:12]

@@ -9,10 +9,11 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 
 from git_evidence import quota
-from git_evidence.git import CatFile, Git, is_zero
+from git_evidence.git import CatFile, Git
 from git_evidence.identity import Identity
 from git_evidence.ledger import Problem
 from git_evidence.ledgercheck import Touch, append_only_problems
+from git_evidence.oids import Oid, is_zero
 from git_evidence.policy import Policy
 from git_evidence.ranges import UpdateFacts
 
@@ -24,7 +25,7 @@ def quota_problems(
     touched: Sequence[Touch],
     policy: Policy,
     who: Identity,
-) -> list[tuple[str | None, Problem]]:
+) -> list[tuple[Oid | None, Problem]]:
     """``(commit, problem)`` for each commit's change; ``(None, problem)`` for the range
     (a rewrite no single commit shows: a merge that takes another history's quota)."""
     now = datetime.now(timezone.utc)  # the server's clock, never a commit's date

@@ -9,21 +9,23 @@ import itertools
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from git_evidence.errors import GitError, UsageError
-from git_evidence.git import CatFile, Git, decode_path, is_zero
+from git_evidence.git import CatFile, Git, decode_path
 from git_evidence.links import LinkWalk, follow_link
+from git_evidence.oids import Oid, is_oid, is_zero
 from git_evidence.paths import GITLINK_MODE, SYMLINK_MODE, Change
 from git_evidence.policy import Policy
 
-_HEX = frozenset("0123456789abcdef")
+# ``sys.intern`` for the ids the stream parses: typed to give an Oid, at no cost per id.
+_intern_oid = cast("Callable[[str], Oid]", sys.intern)
 
 
 @dataclass(frozen=True)
 class RefUpdate:
-    old: str
-    new: str
+    old: Oid
+    new: Oid
     ref: str
 
     @property
@@ -33,10 +35,6 @@ class RefUpdate:
     @property
     def is_create(self) -> bool:
         return is_zero(self.old)
-
-
-def is_oid(text: str) -> bool:
-    return len(text) in (40, 64) and set(text) <= _HEX
 
 
 def parse_receive_lines(data: bytes) -> list[RefUpdate]:
@@ -50,7 +48,7 @@ def parse_receive_lines(data: bytes) -> list[RefUpdate]:
                 f"hook input line {number} is not `<old> <new> <ref>`: {line[:120]!r}",
                 fix="run this as git's pre-receive hook",
             )
-        updates.append(RefUpdate(parts[0], parts[1], parts[2]))
+        updates.append(RefUpdate(Oid(parts[0]), Oid(parts[1]), parts[2]))
     return updates
 
 
@@ -66,7 +64,7 @@ def parse_push_lines(data: bytes) -> list[RefUpdate]:
                 "`<local ref> <local oid> <remote ref> <remote oid>`",
                 fix="run this as git's pre-push hook",
             )
-        out.append(RefUpdate(parts[3], parts[1], parts[2]))
+        out.append(RefUpdate(Oid(parts[3]), Oid(parts[1]), parts[2]))
     return out
 
 
@@ -75,8 +73,8 @@ class RefView:
     """The refs an update is judged against: the server's current refs, or on a client
     what it knows of the remote's (its remote-tracking refs)."""
 
-    protected: Mapping[str, str]  # protected ref → current oid (existing ones only)
-    base: str | None  # current oid of the base ref
+    protected: Mapping[str, Oid]  # protected ref → current oid (existing ones only)
+    base: Oid | None  # current oid of the base ref
     notes: bool = False  # the lock notes ref exists here
 
 
@@ -87,11 +85,14 @@ class UpdateFacts:
     update: RefUpdate
     protected: bool
     notes: bool
-    commit: str | None = None  # `new` peeled to a commit
+    commit: Oid | None = None  # `new` peeled to a commit
     fast_forward: bool | None = None
-    base: str | None = None
+    base: Oid | None = None
     revlist: tuple[str, ...] | None = None  # rev-list arguments for the range
-    commits: list[str] = field(default_factory=list)
+    # rev-list's lines for the range as the stream reads them: commit ids, and with
+    # `--boundary` the boundary commits as `-<oid>` (stream_commits)
+    listed: list[str] = field(default_factory=list)
+    commits: list[Oid] = field(default_factory=list)  # the range's commits (settle_plans)
     named_ref: bool = True  # False for `check` ranges: no ref-name rules
     policy_changed: bool = False  # a protected ref whose policy file the update changes
 
@@ -137,7 +138,7 @@ def plan_updates(
     return plans
 
 
-def _base_of(git: Git, commit: str, base_tip: str, protected: Sequence[str]) -> str | None:
+def _base_of(git: Git, commit: Oid, base_tip: Oid, protected: Sequence[Oid]) -> Oid | None:
     """merge-base(rules.base, new) — unless other protected lines exist and the range
     sits on exactly one of them (a hotfix off `release/1.0`): then the commit of that
     line it sits on, since that line's history is as accepted as the base's."""
@@ -150,8 +151,8 @@ def settle_plans(plans: Sequence[UpdateFacts]) -> None:
     """After the stream: split boundary commits off each range and settle the
     fast-forward question of protected updates (listed with ``--boundary``)."""
     for facts in plans:
-        listed = facts.commits
-        facts.commits = [c for c in listed if not c.startswith("-")]
+        listed = facts.listed
+        facts.commits = cast("list[Oid]", [c for c in listed if not c.startswith("-")])
         if facts.revlist and facts.revlist[0] == "--boundary":
             old = facts.update.old
             facts.fast_forward = old == facts.commit or f"-{old}" in listed
@@ -159,10 +160,10 @@ def settle_plans(plans: Sequence[UpdateFacts]) -> None:
 
 def stream_commits(git: Git, plans: Sequence[UpdateFacts]) -> Iterator[CommitDiff]:
     """Every commit of every plan's range, each once, through one ``diff-tree``.
-    Fills each plan's ``commits`` list as a side effect. Plain rows come as raw
+    Fills each plan's ``listed`` as a side effect. Plain rows come as raw
     ``rows`` (``CommitDiff``): the summary classifies them by their bytes."""
     judged = [p for p in plans if p.revlist is not None]
-    members: list[list[str]] = [p.commits for p in judged]
+    members: list[list[str]] = [p.listed for p in judged]
     chunks = git.diff_tree_chunks([p.revlist or () for p in judged], members)
     with CatFile(git) as blobs:
         yield from parse_raw(
@@ -171,7 +172,7 @@ def stream_commits(git: Git, plans: Sequence[UpdateFacts]) -> Iterator[CommitDif
 
 
 class CommitDiff(NamedTuple):
-    oid: str
+    oid: Oid
     merge: bool
     changes: tuple[Change, ...]
     # With ``plain_rows``: the rows of one parent and no symlink or gitlink, raw and
@@ -183,7 +184,7 @@ class CommitDiff(NamedTuple):
 def parse_raw(
     tokens: Iterator[bytes],
     links: LinkResolver,
-    first_commit: str | None = None,
+    first_commit: Oid | None = None,
     *,
     plain_rows: bool = False,
 ) -> Iterator[CommitDiff]:
@@ -201,7 +202,7 @@ def parse_raw(
         if not token or token[0] != _COLON:
             if oid is not None:
                 yield _commit(oid, merge, changes, rows, links, in_index)
-            oid, merge, changes, rows = sys.intern(token.decode()), False, [], []
+            oid, merge, changes, rows = _intern_oid(token.decode()), False, [], []
             continue
         raw = next(tokens, None)
         if raw is None:
@@ -221,7 +222,7 @@ def parse_raw(
 
 
 def _commit(
-    oid: str,
+    oid: Oid,
     merge: bool,
     changes: list[Change],
     rows: list[bytes],
@@ -270,7 +271,7 @@ def _change(meta: bytes, path: str, links: LinkResolver, treeish: str | None) ->
     parents = len(text) - len(text.lstrip(":"))
     fields = text.lstrip(":").split()
     modes = fields[: parents + 1]
-    oids = fields[parents + 1 : 2 * parents + 2]
+    oids = cast("list[Oid]", fields[parents + 1 : 2 * parents + 2])
     letters = fields[2 * parents + 2] if len(fields) > 2 * parents + 2 else "M"
     if parents > 1:
         # combined row: A everywhere = added, D = deleted, anything else = modified
@@ -307,16 +308,16 @@ class LinkResolver:
     def __init__(self, git: Git, blobs: CatFile) -> None:
         self.git = git
         self.blobs = blobs
-        self._texts: dict[str, str] = {}  # blob id → link text
-        self._tree: tuple[str | None, dict[str, str]] | None = None  # the last tree's links
+        self._texts: dict[Oid, str] = {}  # blob id → link text
+        self._tree: tuple[str | None, dict[str, Oid]] | None = None  # the last tree's links
 
-    def text(self, oid: str) -> str:
+    def text(self, oid: Oid) -> str:
         text = self._texts.get(oid)
         if text is None:
             text = self._texts[oid] = decode_path(self.blobs.read(oid))
         return text
 
-    def _links(self, treeish: str | None) -> dict[str, str]:
+    def _links(self, treeish: str | None) -> dict[str, Oid]:
         if self._tree is None or self._tree[0] != treeish:
             self._tree = (treeish, self.git.symlinks(treeish))
         return self._tree[1]

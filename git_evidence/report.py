@@ -14,7 +14,7 @@ from git_evidence.rules import ALLOW, Finding, UpdateDecision, worst
 
 if TYPE_CHECKING:
     from git_evidence.identity import Identity
-    from git_evidence.policy import Policy
+    from git_evidence.policy import Decision, Policy
     from git_evidence.ranges import UpdateFacts
 
 # git prefixes each relayed line with `remote: ` (8 columns); 72 keeps lines in 80.
@@ -43,7 +43,7 @@ class Report:
     max_findings: int = MAX_FINDINGS  # shown in full in text; 0: all
 
     @property
-    def decision(self) -> str:
+    def decision(self) -> Decision:
         if self.error is not None:
             return self.error.decision
         return worst(v.decision for v in self.decisions)

@@ -9,29 +9,64 @@ import shlex
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Final, Literal, NamedTuple
 
 from git_evidence import paths
-from git_evidence.paths import EVIDENCE_CLASSES, Classifier, fold_path
+from git_evidence.oids import Oid
+from git_evidence.paths import EVIDENCE_CLASSES, Classifier, PathClass, fold_path
 
 if TYPE_CHECKING:  # data types only: the rules import nothing that runs git
+    from git_evidence.errors import ErrorRule
     from git_evidence.identity import Identity
     from git_evidence.ledger import Problem
     from git_evidence.lockcheck import LockFacts
     from git_evidence.manifest import Drift
-    from git_evidence.policy import Policy
+    from git_evidence.policy import Decision, Policy
     from git_evidence.ranges import CommitDiff, UpdateFacts
 
-ALLOW, HOLD, REJECT = "allow", "hold", "reject"
-SEVERITY = {ALLOW: 0, HOLD: 1, REJECT: 2}
+# The decisions, in order of severity: the names of policy.Decision's values. The
+# Literal lives with the policy, which sets three rules' decisions and could not import
+# the rules back (rules.py types against the policy).
+ALLOW: Final = "allow"
+HOLD: Final = "hold"
+REJECT: Final = "reject"
+SEVERITY: dict[Decision, int] = {ALLOW: 0, HOLD: 1, REJECT: 2}
 # Classes that may ride along with anything, and those that make a change "product
 # side" when they sit beside evidence (test code and unclassified paths included).
-NON_EVIDENCE_SIDE = frozenset({paths.PRODUCT, paths.TEST, paths.OTHER})
+NON_EVIDENCE_SIDE: frozenset[PathClass] = frozenset({paths.PRODUCT, paths.TEST, paths.OTHER})
 
+# The rule ids, a closed set: the type checker holds every finding to it. They are the
+# keys of RULES, and the README and the man page document each (tests hold all three
+# equal).
+RuleId = Literal[
+    "mixed-commit",
+    "mixed-range",
+    "evidence-untrusted",
+    "notes-forge",
+    "verdict-invalid",
+    "replace-ref",
+    "ref-namespace",
+    "non-fast-forward",
+    "protected-delete",
+    "not-a-commit",
+    "other-path",
+    "added-test",
+    "test-edit",
+    "fixture-breach",
+    "lock-stale",
+    "lock-missing",
+    "lock-invalid",
+    "ledger-rewrite",
+    "ledger-entry",
+    "policy-error",
+    "policy-invalid",
+    "time-budget",
+    "git-error",
+]
 # rule id → (decision, one line saying how to fix it). `{…}` fields are filled in
 # (FIELDS says with what); a rule whose hint names {base} has a NO_BASE twin for a
 # range that has no base (a branch with no history in common with [rules].base).
-RULES: dict[str, tuple[str | None, str]] = {
+RULES: dict[RuleId, tuple[Decision | None, str]] = {
     "mixed-commit": (
         REJECT,
         "split commit {commit}: `git evidence split {commit}` makes it two commits, the "
@@ -141,7 +176,7 @@ RULES: dict[str, tuple[str | None, str]] = {
 # The same hints for a range with no base: its first commit is a root commit, or it
 # shares no history with [rules].base. The pushed tip is never shown as its own base.
 _NO_HISTORY = "{ref} has no history in common with {base_ref}"
-NO_BASE: dict[str, str] = {
+NO_BASE: dict[RuleId, str] = {
     "mixed-commit": "split commit {commit}: `git evidence split {commit}` makes it two "
     "commits, the evidence paths alone and the rest alone; then an evidence writer pushes "
     f"the evidence commit ({_NO_HISTORY})",
@@ -198,15 +233,17 @@ REPIN_NAMED = (
     "writes it (no trailing newline)"
 )
 HELD = "held for review before it reaches a protected branch"
-STAGED = "staged"  # the commit id the staged change is judged under (pre-commit)
+# What the staged change is judged under in place of a commit id (pre-commit): it has
+# no commit yet, and its findings name none.
+STAGED = Oid("staged")
 
 
 @dataclass(frozen=True)
 class Finding:
-    rule: str
-    decision: str
+    rule: RuleId | ErrorRule  # a rule of the table, or of an error that stopped it
+    decision: Decision
     ref: str
-    commit: str | None
+    commit: Oid | None
     paths: dict[str, list[str]]
     message: str
     hint: str
@@ -221,10 +258,10 @@ class CommitSummary(NamedTuple):
     """The classified content of one commit (or of the staged change), kept compact:
     a push of 20,000 commits holds 20,000 of these."""
 
-    oid: str
+    oid: Oid
     merge: bool
-    by_class: tuple[tuple[str, tuple[str, ...]], ...]
-    classes: frozenset[str]
+    by_class: tuple[tuple[PathClass, tuple[str, ...]], ...]
+    classes: frozenset[PathClass]
     added_tests: tuple[str, ...] = ()
     changed_tests: tuple[str, ...] = ()
     # (status, old blob, new blob, path) of each change to the freeze ledger
@@ -239,9 +276,9 @@ class CommitSummary(NamedTuple):
 
 
 # Classes whose plain rows are read past their path (status, mode, blob ids).
-_WATCHED = EVIDENCE_CLASSES | {paths.TEST}
+_WATCHED: frozenset[PathClass] = EVIDENCE_CLASSES | {paths.TEST}
 # Commits share a handful of class combinations: one frozenset object each.
-_CLASS_SETS: dict[tuple[str, ...], frozenset[str]] = {}
+_CLASS_SETS: dict[tuple[PathClass, ...], frozenset[PathClass]] = {}
 
 
 def summarize(
@@ -253,7 +290,7 @@ def summarize(
     Plain rows come raw (``commit.rows``): each is looked up by its path's bytes, so a
     path the push names again costs one dict lookup, and only test and evidence rows
     have their row read further."""
-    by_class: dict[str, list[str]] = {}
+    by_class: dict[PathClass, list[str]] = {}
     added: list[str] = []
     changed: list[str] = []
     ledger: list[tuple[str, str, str, str]] = []
@@ -312,7 +349,7 @@ def summarize(
     )
 
 
-def with_kept(summary: CommitSummary, kept: Iterable[tuple[str, str]]) -> CommitSummary:
+def with_kept(summary: CommitSummary, kept: Iterable[tuple[PathClass, str]]) -> CommitSummary:
     """``summary`` judged as also changing ``kept`` (``(class, path)`` pairs): evidence
     a merge brought back from an older copy is a change that merge made."""
     by_class = {k: list(v) for k, v in summary.by_class}
@@ -336,22 +373,22 @@ class UpdateDecision:
     judged: bool = False  # its commits were judged: nothing refused the ref itself
 
     @property
-    def decision(self) -> str:
+    def decision(self) -> Decision:
         return worst(f.decision for f in self.findings if f.blocking)
 
 
-def worst(decisions: Iterable[str]) -> str:
+def worst(decisions: Iterable[Decision]) -> Decision:
     return max(decisions, key=SEVERITY.__getitem__, default=ALLOW)
 
 
 def _finding(
-    rule: str,
+    rule: RuleId,
     ref: str,
     *,
-    commit: str | None = None,
+    commit: Oid | None = None,
     found: dict[str, list[str]] | None = None,
     message: str,
-    decision: str | None = None,
+    decision: Decision | None = None,
     hint: str | None = None,
     **fields: str | None,
 ) -> Finding:
@@ -370,7 +407,7 @@ def _finding(
     )
 
 
-def fill(rule: str, template: str, **fields: str | None) -> str:
+def fill(rule: RuleId, template: str, **fields: str | None) -> str:
     """``template`` with its fields filled. A rule whose hint names {base} gets its
     NO_BASE wording when the range has none: the hint never shows a placeholder."""
     if "{base}" in template and not fields.get("base"):
@@ -518,7 +555,7 @@ def decide_update(
         return UpdateDecision(facts, findings)
     outcome = UpdateDecision(facts, findings, judged=True)
     base = (facts.base or "")[:12]
-    present = frozenset().union(*(commit.classes for commit in commits))
+    present: frozenset[PathClass] = frozenset().union(*(commit.classes for commit in commits))
     added: dict[str, None] = {}
     changed: dict[str, None] = {}
     kept: dict[str, None] = {}
@@ -587,11 +624,12 @@ def decide_update(
         )
     bound = holds_block(facts) if bound is None else bound
     accept = _accept(policy, hold_target(facts, policy))
-    for rule, decision, listed, what in (
+    reviewed: tuple[tuple[RuleId, Decision, dict[str, None], str], ...] = (
         ("other-path", policy.other_path, union.get(paths.OTHER, {}), "paths in no class"),
         ("added-test", policy.added_test, added, "new test files"),
         ("test-edit", policy.test_edit, changed, "edited or deleted test files"),
-    ):
+    )
+    for rule, decision, listed, what in reviewed:
         if listed and decision != ALLOW:
             klass = paths.OTHER if rule == "other-path" else paths.TEST
             held = _finding(
@@ -606,7 +644,7 @@ def decide_update(
     return outcome
 
 
-def _mixes(classes: frozenset[str]) -> bool:
+def _mixes(classes: frozenset[PathClass]) -> bool:
     """Evidence beside a non-neutral non-evidence class (one answer per class set:
     commits share a handful of them)."""
     hit = _MIXES.get(classes)
@@ -615,18 +653,18 @@ def _mixes(classes: frozenset[str]) -> bool:
     return hit
 
 
-_MIXES: dict[frozenset[str], bool] = {}
+_MIXES: dict[frozenset[PathClass], bool] = {}
 
 
 def _listed_classes(
-    present: frozenset[str], mixed: bool, policy: Policy, who: Identity
-) -> frozenset[str]:
+    present: frozenset[PathClass], mixed: bool, policy: Policy, who: Identity
+) -> frozenset[PathClass]:
     """The classes whose paths over the range a finding may list: all of a mix when
     the split trick may fire (``mixed-range``), the evidence unless the pusher may
     write it all, and the paths in no class when they are not allowed. A push of
     20,000 product commits then collects no path at all."""
     evidence = present & EVIDENCE_CLASSES
-    wanted: set[str] = set()
+    wanted: set[PathClass] = set()
     if evidence and not mixed and not who.evidence_writer(policy):
         wanted |= EVIDENCE_CLASSES | NON_EVIDENCE_SIDE
     if not (who.evidence_writer(policy) and who.ledger_writer(policy)):
@@ -636,9 +674,11 @@ def _listed_classes(
     return present & wanted
 
 
-def _union(commits: Sequence[CommitSummary], wanted: frozenset[str]) -> dict[str, dict[str, None]]:
+def _union(
+    commits: Sequence[CommitSummary], wanted: frozenset[PathClass]
+) -> dict[PathClass, dict[str, None]]:
     """The paths of the ``wanted`` classes over ``commits``, each once, in order."""
-    union: dict[str, dict[str, None]] = {}
+    union: dict[PathClass, dict[str, None]] = {}
     if not wanted:
         return union
     for commit in commits:
@@ -651,7 +691,7 @@ def _union(commits: Sequence[CommitSummary], wanted: frozenset[str]) -> dict[str
 
 # The staged change (pre-commit): nothing is committed yet, so these hints say what to
 # do with the index, and holds say how the change reaches a reviewer.
-STAGED_HINTS: dict[str, str] = {
+STAGED_HINTS: dict[RuleId, str] = {
     "mixed-commit": "take the evidence out of this commit (`git restore --staged -- "
     "{evidence}`) and commit it on its own; once committed, `git evidence split` makes a "
     "mixed commit two",
@@ -686,7 +726,7 @@ def _staged(finding: Finding, policy: Policy, target: str) -> Finding:
                 "ledger writers" if ledger_only else "evidence writers",
             ),
         )
-    elif finding.decision == HOLD and finding.accepted_by is None:
+    elif finding.decision == HOLD and finding.accepted_by is None and finding.rule in RULES:
         reviewers = _writers(policy.review_names, "reviewers")
         if finding.blocking:
             accept = (
@@ -715,8 +755,12 @@ def restore_args(found: Sequence[str]) -> str:
 
 
 # How a mixed-commit message names what sits beside the evidence.
-_MIXED_WITH = ((paths.PRODUCT, "product"), (paths.TEST, "test code"), (paths.OTHER, "other paths"))
-_EVIDENCE_ORDER = (paths.FIXTURE, paths.ORACLE, paths.LEDGER, paths.POLICY)
+_MIXED_WITH: tuple[tuple[PathClass, str], ...] = (
+    (paths.PRODUCT, "product"),
+    (paths.TEST, "test code"),
+    (paths.OTHER, "other paths"),
+)
+_EVIDENCE_ORDER: tuple[PathClass, ...] = (paths.FIXTURE, paths.ORACLE, paths.LEDGER, paths.POLICY)
 
 
 def mix_message(commit: CommitSummary) -> str:
@@ -739,7 +783,7 @@ def mix_message(commit: CommitSummary) -> str:
     return f"{subject} mixes evidence ({evidence}) with {beside}"
 
 
-def _may_write(klass: str, changed: Iterable[str], policy: Policy, who: Identity) -> bool:
+def _may_write(klass: PathClass, changed: Iterable[str], policy: Policy, who: Identity) -> bool:
     if klass != paths.LEDGER:
         return who.evidence_writer(policy)
     if who.ledger_writer(policy):
@@ -753,17 +797,17 @@ def _may_write(klass: str, changed: Iterable[str], policy: Policy, who: Identity
     )
 
 
-def _lists(union: dict[str, dict[str, None]]) -> dict[str, list[str]]:
+def _lists(union: dict[PathClass, dict[str, None]]) -> dict[PathClass, list[str]]:
     return {k: list(v) for k, v in union.items()}
 
 
-def _side_by_side(by_class: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
+def _side_by_side(by_class: Mapping[PathClass, Sequence[str]]) -> dict[str, list[str]]:
     """The paths that make a mix: evidence and non-neutral non-evidence classes."""
     keep = EVIDENCE_CLASSES | NON_EVIDENCE_SIDE
     return {k: sorted(set(v)) for k, v in sorted(by_class.items()) if k in keep}
 
 
-def error_finding(rule: str, message: str, hint: str) -> Finding:
+def error_finding(rule: ErrorRule, message: str, hint: str) -> Finding:
     return Finding(rule, REJECT, "", None, {}, message, hint)
 
 
@@ -922,7 +966,7 @@ def decide_notes(facts: UpdateFacts, problems: Sequence[str]) -> list[Finding]:
 
 
 def decide_ledger(
-    facts: UpdateFacts, problems: Sequence[tuple[str | None, Problem]], ledger_path: str
+    facts: UpdateFacts, problems: Sequence[tuple[Oid | None, Problem]], ledger_path: str
 ) -> list[Finding]:
     """Findings for the freeze ledger's changes: ``(commit or None for the range,
     problem)`` pairs from ledger.check_change."""

@@ -23,6 +23,7 @@ from typing import cast
 
 from git_evidence.errors import EvidenceError, GitError
 from git_evidence.git import Git
+from git_evidence.oids import Oid
 from git_evidence.paths import GITLINK_MODE, SYMLINK_MODE, fold_path
 
 PREFIX = "git-evidence-judge-"
@@ -79,7 +80,7 @@ class PatchInvalid(Exception):
     """``git apply --check`` refused the patch; the message is git's."""
 
 
-def patched_tree(git: Git, base: str, patch: bytes, area: Area) -> tuple[Git, str]:
+def patched_tree(git: Git, base: str, patch: bytes, area: Area) -> tuple[Git, Oid]:
     """The tree of ``base`` with ``patch`` applied, and a Git that can read its new
     objects (written into the area, read-only alternates onto the repository's)."""
     objects = os.path.join(area.root, "objects")
@@ -106,7 +107,7 @@ def patched_tree(git: Git, base: str, patch: bytes, area: Area) -> tuple[Git, st
                 or f"git apply exited {exc.returncode}"
             )
             raise PatchInvalid(reason) from None
-    return private, private.text("write-tree")
+    return private, Oid(private.text("write-tree"))
 
 
 def export_tree(git: Git, treeish: str, dest: str) -> int:

@@ -29,6 +29,7 @@ PURE = (
     "records",
     "labels",
     "quota",
+    "oids",
 )
 # The modules that run git themselves; everything that imports them runs git too.
 RUN_GIT = ("git_evidence.git", "git_evidence.objects")

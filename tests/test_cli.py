@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -132,11 +133,22 @@ def test_every_rule_is_documented_in_the_readme_and_man_page() -> None:
     root = Path(__file__).resolve().parents[1]
     readme = (root / "README.md").read_text()
     man = (root / "man" / "git-evidence.1").read_text()
-    from git_evidence.rules import RULES
+    from typing import get_args
 
-    for rule in RULES:
+    from git_evidence.errors import INTERNAL_ERROR, UsageError
+    from git_evidence.rules import RULES, RuleId
+
+    assert set(get_args(RuleId)) == set(RULES)
+    for rule in (*RULES, *get_args(RuleId)):
         assert f"`{rule}`" in readme, rule
         assert rule.replace("-", "\\-") in man, rule
+    # The reference sections name exactly the rule ids and the command line's own errors.
+    documented = {*get_args(RuleId), UsageError.rule, INTERNAL_ERROR}
+    table = readme.split("\n## Rules reference\n", 1)[1].split("\n## ", 1)[0]
+    assert set(re.findall(r"^\| `([a-z-]+)` \|", table, re.M)) == documented
+    section = man.split("\n.SH RULES\n", 1)[1].split("\n.SH ", 1)[0]
+    named = re.findall(r"^\.B (\S+)$", section, re.M)
+    assert {name.replace("\\-", "-") for name in named} == documented
 
 
 def test_git_evidence_help_opens_the_man_page(tmp_path: Path) -> None:

@@ -32,6 +32,7 @@ from git_evidence.errors import EvidenceError, UsageError
 from git_evidence.git import Git
 from git_evidence.identity import server_pusher
 from git_evidence.manifest import Drift
+from git_evidence.oids import Oid
 from git_evidence.policy import Policy
 from git_evidence.properties import JUNIT_PLACEHOLDER, JudgeProperty
 from git_evidence.records import canonical_json, digest, now_utc
@@ -100,8 +101,8 @@ def _check_usage(args: argparse.Namespace, command: list[str]) -> None:
 
 
 def judge_base(
-    git: Git, refs: dict[str, str], base_arg: str | None, head: str
-) -> tuple[Policy, str]:
+    git: Git, refs: dict[str, Oid], base_arg: str | None, head: Oid
+) -> tuple[Policy, Oid]:
     """``--base``, else the merge-base of the candidate with ``rules.base`` (the
     remote's copy when this clone has one); and the policy there, unless sealed."""
     sealed = sealed_policy(git)
@@ -177,8 +178,8 @@ def select_properties(
 def _judge(
     git: Git,
     policy: Policy,
-    base: str,
-    candidate: str | None,
+    base: Oid,
+    candidate: Oid | None,
     patch: bytes | None,
     pin: judging.Pin,
     props: Sequence[JudgeProperty],
@@ -205,8 +206,8 @@ def _judge(
 def _judge_in(
     git: Git,
     policy: Policy,
-    base: str,
-    candidate: str | None,
+    base: Oid,
+    candidate: Oid | None,
     patch: bytes | None,
     pin: judging.Pin,
     props: Sequence[JudgeProperty],
@@ -386,7 +387,7 @@ def _publish(
     git: Git,
     policy: Policy,
     record: dict[str, Any],
-    candidate: str | None,
+    candidate: Oid | None,
     args: argparse.Namespace,
 ) -> None:
     data = canonical_json(record)

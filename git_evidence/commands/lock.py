@@ -15,6 +15,7 @@ from git_evidence.context import chosen_policy, require_commit
 from git_evidence.errors import EXIT_REFUSE, EvidenceError, GitError
 from git_evidence.git import Git
 from git_evidence.lock import Lock, resolve_commit
+from git_evidence.oids import Oid
 from git_evidence.policy import Policy
 from git_evidence.progress import Progress
 
@@ -37,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _pin(git: Git, rev: str, policy: Policy) -> tuple[Lock, bool]:
+def _pin(git: Git, rev: Oid, policy: Policy) -> tuple[Lock, bool]:
     ident = git.configured_ident()  # asked once: the notes commit is written as it too
     # "Name <email> 1700000000 +0000": who pins, without the time (pinned_at has it)
     pinned_by = ident.decode("utf-8", "replace").rsplit(" ", 2)[0] if ident else "unknown"
@@ -56,7 +57,7 @@ def _pin(git: Git, rev: str, policy: Policy) -> tuple[Lock, bool]:
 def _say(
     pinned: Lock,
     written: bool,
-    rev: str,
+    rev: Oid,
     policy: Policy,
     args: argparse.Namespace,
     published: dict[str, str] | None = None,
@@ -95,7 +96,7 @@ def _root_counts(pinned: Lock) -> dict[str, int]:
     }
 
 
-def _pin_and_push(git: Git, remote: str, rev: str, policy: Policy, args: argparse.Namespace) -> int:
+def _pin_and_push(git: Git, remote: str, rev: Oid, policy: Policy, args: argparse.Namespace) -> int:
     ref = policy.notes_ref
     for attempt in range(RETRIES + 1):
         _take_remote_notes(git, remote, ref)

@@ -15,8 +15,9 @@ import os
 from git_evidence import labels, rules
 from git_evidence.context import client_policy
 from git_evidence.errors import PolicyError
-from git_evidence.git import ZERO_OID, CatFile, Git, is_zero
+from git_evidence.git import CatFile, Git
 from git_evidence.identity import Identity, client_identity
+from git_evidence.oids import ZERO_OID, is_zero
 from git_evidence.paths import Change
 from git_evidence.policy import POLICY_FILE, Policy, parse_policy
 from git_evidence.ranges import CommitDiff, LinkResolver, RefUpdate, UpdateFacts, parse_raw

@@ -15,8 +15,9 @@ import sys
 from git_evidence import gate, rules
 from git_evidence.context import client_policy, client_view
 from git_evidence.errors import PolicyError, UsageError
-from git_evidence.git import Git, zero_oid
+from git_evidence.git import Git
 from git_evidence.identity import client_identity
+from git_evidence.oids import zero_oid
 from git_evidence.ranges import RefUpdate, parse_push_lines
 from git_evidence.report import Report
 

@@ -36,9 +36,9 @@ def table() -> list[dict[str, str]]:
             said = decision
         rows.append({"rule": rule, "decision": said, "hint": _shown(hint)})
     # The errors of the command line itself, which no finding carries.
-    for rule, hint in ((UsageError.rule, USAGE_HINT), (INTERNAL_ERROR, INTERNAL_HINT)):
-        if rule not in RULES:
-            rows.append({"rule": rule, "decision": f"{ERROR}, exit 2", "hint": hint})
+    for error, hint in ((UsageError.rule, USAGE_HINT), (INTERNAL_ERROR, INTERNAL_HINT)):
+        if error not in RULES:
+            rows.append({"rule": error, "decision": f"{ERROR}, exit 2", "hint": hint})
     return rows
 
 
@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _raw_hint(rule: str) -> str:
-    return RULES.get(rule, (None, ""))[1]
+    return RULES[rule][1] if rule in RULES else ""
 
 
 def _fields(hint: str) -> list[str]:

@@ -21,7 +21,7 @@ import json
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import NoReturn
+from typing import NoReturn, cast
 
 from git_evidence import rules
 from git_evidence.context import chosen_policy
@@ -37,7 +37,8 @@ from git_evidence.objects import (
     tree_of,
     write_objects,
 )
-from git_evidence.paths import EVIDENCE_CLASSES, Classifier
+from git_evidence.oids import Oid
+from git_evidence.paths import EVIDENCE_CLASSES, Classifier, PathClass
 from git_evidence.policy import Policy
 from git_evidence.ranges import CommitDiff, LinkResolver, parse_raw
 from git_evidence.report import show_path
@@ -54,30 +55,30 @@ class Halves:
     rest (neutral paths ride with the product)."""
 
     edits: dict[str, list[TreeEdit]] = field(default_factory=lambda: {EVIDENCE: [], PRODUCT: []})
-    paths: dict[str, dict[str, list[str]]] = field(
+    paths: dict[str, dict[PathClass, list[str]]] = field(
         default_factory=lambda: {EVIDENCE: {}, PRODUCT: {}}
     )
 
 
 @dataclass
 class Split:
-    commit: str
+    commit: Oid
     subject: str
-    evidence: str
-    product: str
+    evidence: Oid
+    product: Oid
     halves: Halves
 
 
 @dataclass
 class Outcome:
     ref: str
-    old: str
-    new: str
+    old: Oid
+    new: Oid
     order: str
     policy: Policy
     splits: list[Split] = field(default_factory=list)
     replayed: int = 0
-    evidence_branch: tuple[str, str] | None = None  # (ref, commit)
+    evidence_branch: tuple[str, Oid] | None = None  # (ref, commit)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -128,7 +129,7 @@ class _Splitter:
         self.policy = policy
         self.classifier: Classifier = policy.classifier()
         self.order = order
-        self.objects: list[tuple[str, str, bytes]] = []  # written at the end, in one pack
+        self.objects: list[tuple[Oid, str, bytes]] = []  # written at the end, in one pack
 
     # -- what to split -----------------------------------------------------------------
 
@@ -180,7 +181,7 @@ class _Splitter:
             return outcome
         return self._rewrite(outcome, commits, mixed)
 
-    def _current(self) -> tuple[str, str]:
+    def _current(self) -> tuple[str, Oid]:
         """The ref a split moves (HEAD's branch, or HEAD when detached), and its
         commit."""
         code, out = self.git.run("symbolic-ref", "-q", "HEAD", ok_codes=(0, 1))
@@ -190,7 +191,7 @@ class _Splitter:
             raise UsageError(f"{ref} has no commit yet: nothing to split")
         return ref, tip
 
-    def _range_target(self, top: str) -> tuple[str, str]:
+    def _range_target(self, top: str) -> tuple[str, Oid]:
         """The ref a range's top names: HEAD (its branch), or a branch."""
         if top == "HEAD":
             return self._current()
@@ -210,7 +211,7 @@ class _Splitter:
             )
         return ref, tip
 
-    def _commit(self, rev: str) -> str:
+    def _commit(self, rev: str) -> Oid:
         oid = self.git.resolve_commit(rev)
         if oid is None:
             raise UsageError(
@@ -219,27 +220,30 @@ class _Splitter:
             )
         return oid
 
-    def _listed(self, *revs: str) -> list[tuple[str, list[str]]]:
+    def _listed(self, *revs: str) -> list[tuple[Oid, list[Oid]]]:
         """``(commit, parents)`` of ``rev-list revs``, parents before children."""
         out = self.git.text("rev-list", "--reverse", "--topo-order", "--parents", *revs, "--")
-        return [(oid, parents) for oid, *parents in (line.split() for line in out.splitlines())]
+        lines = cast("list[list[Oid]]", [line.split() for line in out.splitlines()])
+        return [(oid, parents) for oid, *parents in lines]
 
-    def _parents(self, commit: str) -> list[str]:
+    def _parents(self, commit: Oid) -> list[Oid]:
         head = self.cat.read(commit).partition(b"\n\n")[0]
-        return [line[7:].decode() for line in head.split(b"\n") if line.startswith(b"parent ")]
+        return [Oid(line[7:].decode()) for line in head.split(b"\n") if line.startswith(b"parent ")]
 
     # -- classifying ---------------------------------------------------------------------
 
-    def _classified(self, revlist: Sequence[str]) -> Iterator[tuple[CommitDiff, frozenset[str]]]:
+    def _classified(
+        self, revlist: Sequence[str]
+    ) -> Iterator[tuple[CommitDiff, frozenset[PathClass]]]:
         """Each commit ``rev-list revlist`` lists, with its classes as the gate sees them
         (links followed through the commit's own tree)."""
         tokens = self.git.diff_tree_stream([revlist], [[]])
         for commit in parse_raw(tokens, LinkResolver(self.git, self.cat)):
             yield commit, rules.summarize(commit, self.classifier).classes
 
-    def _mixed(self, revlist: Sequence[str]) -> dict[str, Halves]:
+    def _mixed(self, revlist: Sequence[str]) -> dict[Oid, Halves]:
         """The commits the gate's `mixed-commit` rule fires on, their changes sorted."""
-        found: dict[str, Halves] = {}
+        found: dict[Oid, Halves] = {}
         for commit, classes in self._classified(revlist):
             if commit.merge or not _is_mixed(classes):
                 continue
@@ -248,7 +252,8 @@ class _Splitter:
                 klass = self.classifier.classify_change(change).klass
                 side = EVIDENCE if klass in EVIDENCE_CLASSES else PRODUCT
                 path = change.path.encode("utf-8", "surrogateescape")
-                halves.edits[side].append(TreeEdit(change.new_mode, change.object_ids()[1], path))
+                new = Oid(change.object_ids()[1])  # decoded from the row diff-tree printed
+                halves.edits[side].append(TreeEdit(change.new_mode, new, path))
                 halves.paths[side].setdefault(klass, []).append(change.path)
             found[commit.oid] = halves
         return found
@@ -256,19 +261,19 @@ class _Splitter:
     # -- writing -------------------------------------------------------------------------
 
     def _new_commit(
-        self, raw: bytes, tree: str, parents: Sequence[str], suffix: bytes = b""
-    ) -> str:
+        self, raw: bytes, tree: Oid, parents: Sequence[Oid], suffix: bytes = b""
+    ) -> Oid:
         data = rewrite_commit(raw, tree, parents, suffix)
         oid = object_id("commit", data, tree)
         self.objects.append((oid, "commit", data))
         return oid
 
     def _rewrite(
-        self, outcome: Outcome, commits: Sequence[tuple[str, list[str]]], mixed: dict[str, Halves]
+        self, outcome: Outcome, commits: Sequence[tuple[Oid, list[Oid]]], mixed: dict[Oid, Halves]
     ) -> Outcome:
         """Split the mixed ``commits`` and give every later one its new parents, keeping
         its tree: the tip's tree, and so the working tree's status, do not change."""
-        mapping: dict[str, str] = {}
+        mapping: dict[Oid, Oid] = {}
         first, second = (EVIDENCE, PRODUCT) if self.order == EVIDENCE_FIRST else (PRODUCT, EVIDENCE)
         for oid, parents in commits:
             new_parents = [mapping.get(p, p) for p in parents]
@@ -290,7 +295,7 @@ class _Splitter:
         return outcome
 
     def _split_aside(
-        self, outcome: Outcome, commit: str, parents: list[str], halves: Halves, name: str
+        self, outcome: Outcome, commit: Oid, parents: list[Oid], halves: Halves, name: str
     ) -> Outcome:
         """``--evidence-branch``: both halves on the commit's parent; the branch keeps
         the product half, a new branch takes the evidence half."""
@@ -322,10 +327,10 @@ class _Splitter:
         )
         return outcome
 
-    def _parent_tree(self, parents: Sequence[str]) -> str | None:
+    def _parent_tree(self, parents: Sequence[Oid]) -> Oid | None:
         return tree_of(self.cat.read(parents[0])) if parents else None
 
-    def _finish(self, outcome: Outcome, moves: list[tuple[str, str, str | None]]) -> None:
+    def _finish(self, outcome: Outcome, moves: list[tuple[str, Oid, Oid | None]]) -> None:
         """Write the commits, check that the gate calls every half clean, then move the
         refs (each only from where it was read)."""
         write_objects(self.git, self.objects)
@@ -360,7 +365,7 @@ class _Splitter:
         )
 
 
-def _is_mixed(classes: frozenset[str]) -> bool:
+def _is_mixed(classes: frozenset[PathClass]) -> bool:
     # rules.decide_update's `mixed-commit`: evidence beside any non-neutral other class.
     return bool(classes & EVIDENCE_CLASSES) and bool(classes & rules.NON_EVIDENCE_SIDE)
 

@@ -20,14 +20,15 @@ from git_evidence.git import Git
 from git_evidence.identity import client_identity
 from git_evidence.lock import LockInvalid
 from git_evidence.manifest import Drift, Entry
+from git_evidence.oids import Oid
 from git_evidence.report import Report, show_path, to_json, to_text
 
 
 def run(args: argparse.Namespace) -> int:
     git = Git()
     rev = lock.resolve_commit(git, args.rev) or require_commit(git, args.rev)
-    refs: dict[str, str] | None = None
-    base: str | None
+    refs: dict[str, Oid] | None = None
+    base: Oid | None
     if args.base:  # the policy is read there: no refs to list unless a range is judged
         base = require_commit(git, args.base)
         policy = policy_at(git, base)
