@@ -35,7 +35,8 @@ def table() -> list[dict[str, str]]:
         else:
             said = decision
         rows.append({"rule": rule, "decision": said, "hint": _shown(hint)})
-    # The errors of the command line itself, which no finding carries.
+    # The errors of the command line itself, outside the rule table (a hook that fails on
+    # them reports them as a finding of their own).
     for error, hint in ((UsageError.rule, USAGE_HINT), (INTERNAL_ERROR, INTERNAL_HINT)):
         if error not in RULES:
             rows.append({"rule": error, "decision": f"{ERROR}, exit 2", "hint": hint})
