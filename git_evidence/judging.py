@@ -41,22 +41,29 @@ REPOSITORY_ENV = (
 
 @dataclass(frozen=True)
 class Pin:
-    """The lock in force at the base, or the base's own manifest when none is."""
+    """What a candidate's lock roots are compared with: the lock in force at the base;
+    the base's own manifest when no lock is in force, or when the one in force pins an
+    older commit whose files the base no longer has (a stale lock: the base's own
+    files passed the gate, the old pin would call every candidate a breach)."""
 
-    digest: str | None
-    commit: Oid | None
+    digest: str | None  # None: the base's own manifest
+    commit: Oid | None  # the lock in force (stale or not), to see it move during runs
     note: Oid | None
     roots: tuple[str, ...]
     files: dict[str, Entry]
+    stale: bool = False
 
     def as_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "digest": self.digest,
             "commit": self.commit,
             "note": self.note,
             "unpinned": self.digest is None,
             "roots": list(self.roots),
         }
+        if self.stale:
+            out["stale_lock"] = True
+        return out
 
 
 def read_pin(git: Git, policy: Policy, base: Oid) -> Pin:
@@ -68,6 +75,12 @@ def read_pin(git: Git, policy: Policy, base: Oid) -> Pin:
         pinned = lock.read_lock(git, found)
     except LockInvalid as exc:
         raise EvidenceError(f"the lock in force at {base[:12]}: {exc.message}", exc.fix) from None
+    if found.commit != base:
+        _, own = manifest.build_manifest(
+            git, base, pinned.roots, policy.lock_exclude, previous=pinned
+        )
+        if manifest.compare(pinned.files, own):
+            return Pin(None, found.commit, found.blob, tuple(pinned.roots), own, stale=True)
     return Pin(pinned.digest, found.commit, found.blob, tuple(pinned.roots), dict(pinned.files))
 
 

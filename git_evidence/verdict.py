@@ -570,6 +570,10 @@ def to_text(record: Mapping[str, Any]) -> str:
     lines.append(f"  do: {record.get('next', '')}")
     pin = record.get("pin") or {}
     pin_text = pin.get("digest") or "unpinned base"
+    if pin.get("stale_lock"):
+        pin_text = (
+            f"the base's own files (the lock in force, {str(pin.get('commit'))[:12]}, is stale)"
+        )
     lines.append(
         f"  base {str(record['base'])[:12]}, candidate {str(record['candidate'])[:19]}, "
         f"pin {pin_text}"
