@@ -16,6 +16,9 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -87,9 +90,34 @@ def pytest_configure(config: pytest.Config) -> None:
                 f"retries (nondeterministic tests only, within the retry quota): "
                 f"run with -p no:{name}"
             )
-    from git_evidence.pytest_run import EvidenceRun
+    with _without_assertion_rewriting(config):
+        from git_evidence.pytest_run import EvidenceRun
 
-    config.pluginmanager.register(EvidenceRun(config, choose_seed(config)), "git_evidence_run")
+        run = EvidenceRun(config, choose_seed(config))
+    config.pluginmanager.register(run, "git_evidence_run")
+
+
+@contextmanager
+def _without_assertion_rewriting(config: pytest.Config) -> Iterator[None]:
+    """Import the plugin's modules as Python does, from their ordinary bytecode.
+
+    pytest marks every package of an installed plugin for assertion rewriting, so it
+    would load ``git_evidence`` (some twenty modules, the controller's git and policy
+    code among them) by parsing and compiling the source again in every process of
+    every session whenever its own cache cannot be written (``PYTHONDONTWRITEBYTECODE``,
+    a read-only site-packages): a constant cost paid once more by each xdist worker.
+    The package holds no test assertions to rewrite, so pytest's import hook steps
+    aside while the run is set up (the labels read, the modules it needs loaded)."""
+    hook: object = config.pluginmanager.rewrite_hook
+    index = next((n for n, finder in enumerate(sys.meta_path) if finder is hook), None)
+    if index is None:  # assertion rewriting is off (--assert=plain)
+        yield
+        return
+    finder = sys.meta_path.pop(index)
+    try:
+        yield
+    finally:
+        sys.meta_path.insert(index, finder)
 
 
 def wanted(config: pytest.Config) -> bool:

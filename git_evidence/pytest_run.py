@@ -41,6 +41,7 @@ from git_evidence.pytest_sources import Budget, Sources, read_sources
 from git_evidence.quota import Retried, retry_log_line
 
 MAX_LISTED = 50
+OURS = (RERUN, CHANGED)  # the outcomes the plugin gives a report
 # what a nondeterministic test's note says of its retries, as the judge counts them
 SPENT = {FLAKY: "passed", RETRIED_FAILED: "failed", QUOTA: "quota"}
 
@@ -72,6 +73,7 @@ class EvidenceRun:
         self.junit = bool(getattr(config.option, "xmlpath", None))
         self.budget = Budget(self.sources.remaining, shared["slots"] if shared else None)
         self.slots: str | None = None  # the controller's slot directory under xdist
+        self.worker_input: dict[str, Any] = {}  # what it sends every worker
         self.hits_file = os.environ.get("EVIDENCE_HITS_FILE") or None
         self.retries_file = os.environ.get("EVIDENCE_RETRIES_FILE") or None
         self.hypothesis_seed: tuple[Any, Any] | None = None  # (module, the seed it had)
@@ -107,11 +109,12 @@ class EvidenceRun:
         """xdist controller: every worker gets the same seed, labels and quota."""
         if self.slots is None:
             self.slots = tempfile.mkdtemp(prefix="git-evidence-retries-")
-        node.workerinput["git_evidence"] = {
-            **self.sources.worker_input(),
-            "seed": self.seed,
-            "slots": self.slots,
-        }
+            self.worker_input = {
+                **self.sources.worker_input(),
+                "seed": self.seed,
+                "slots": self.slots,
+            }
+        node.workerinput["git_evidence"] = self.worker_input
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         xml = junit(self.config)
@@ -381,7 +384,7 @@ class EvidenceRun:
         """Count a report before pytest logs it: retries spent, what to list at the
         end, the JUnit children; our outcomes get their own letters."""
         outcome = report.outcome
-        if outcome in (RERUN, CHANGED) and self.status is None:
+        if outcome in OURS and self.status is None:
             self.status = Status()
             self.config.pluginmanager.register(self.status, "git_evidence_status")
         if outcome == RERUN:
@@ -426,7 +429,9 @@ class _Controller:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self.run.tally(report)
+        # nearly every report is an ordinary test's, as pytest made it: nothing to count
+        if report.outcome in OURS or "evidence_note" in report.__dict__:
+            self.run.tally(report)
 
 
 def _teardown_keeping_scopes(item: pytest.Item, nextitem: pytest.Item | None) -> pytest.TestReport:

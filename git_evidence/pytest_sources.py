@@ -14,9 +14,12 @@ import pytest
 from git_evidence import labels as labels_mod
 from git_evidence import quota as quota_mod
 from git_evidence.errors import EvidenceError
-from git_evidence.labels import Labels
+from git_evidence.labels import CHARACTERIZATION, INVARIANT, NONDETERMINISTIC, Labels
 
 DEFAULT_RETRIES = 2
+# a kind in one letter, for the labels sent to xdist workers
+LETTER = {INVARIANT: "i", CHARACTERIZATION: "c", NONDETERMINISTIC: "n"}
+KIND = {letter: kind for kind, letter in LETTER.items()}
 
 
 @dataclass
@@ -31,8 +34,13 @@ class Sources:
     base_note: str = ""
 
     def worker_input(self) -> dict[str, Any]:
+        """What every xdist worker gets. The labels go as two strings, the node ids
+        one a line and the kinds one letter each: execnet sends a dict of thousands
+        of node ids string by string, two strings in one piece each."""
+        kinds = self.labels.kinds
         return {
-            "kinds": dict(self.labels.kinds),
+            "nodes": "\n".join(kinds),  # a node id is printable: never a newline
+            "kinds": "".join(map(LETTER.__getitem__, kinds.values())),
             "labels_source": self.labels.source,
             "labels_digest": self.labels.digest,
             "labels_path": self.labels_path,
@@ -43,7 +51,9 @@ class Sources:
 
     @classmethod
     def from_worker_input(cls, data: dict[str, Any]) -> Sources:
-        labels = Labels(data["kinds"], data["labels_source"], data["labels_digest"])
+        nodes = data["nodes"].split("\n") if data["nodes"] else []
+        kinds = dict(zip(nodes, map(KIND.__getitem__, data["kinds"]), strict=True))
+        labels = Labels(kinds, data["labels_source"], data["labels_digest"])
         return cls(
             labels,
             data["labels_path"],
