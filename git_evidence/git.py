@@ -38,7 +38,7 @@ DROPPED_ENV = ("GIT_GRAFT_FILE", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_CONFIG_P
 
 
 # Plain raw rows, both object ids, no rename guessing, no user diff drivers.
-_RAW_DIFF = (
+RAW_DIFF = (
     "-r",
     "-z",
     "--raw",
@@ -240,18 +240,7 @@ class Git:
         trees, paths relative to them (``diff-tree -r``: git descends only into
         subtrees whose ids differ). Status A, M or T gives the new mode and object; D
         gives zeros."""
-        out = self.out(
-            "diff-tree",
-            "-r",
-            "-z",
-            "--raw",
-            "--no-renames",
-            "--no-ext-diff",
-            "--no-textconv",
-            "--ignore-submodules=none",
-            old,
-            new,
-        )
+        out = self.out("diff-tree", *RAW_DIFF, old, new)
         tokens = zsplit(out)
         rows = []
         for meta, raw in zip(tokens[0::2], tokens[1::2], strict=True):
@@ -489,7 +478,7 @@ class Git:
 
     def diff_trees(self, old: str, new: str) -> list[bytes]:
         """The raw changes between two tree-ish (no header), as NUL-separated tokens."""
-        return zsplit(self.out("diff-tree", *_RAW_DIFF, old, new))
+        return zsplit(self.out("diff-tree", *RAW_DIFF, old, new))
 
     def diff_pairs(self, pairs: Sequence[str], paths: Sequence[str]) -> list[bytes]:
         """``<commit> [<parent>]`` lines through one ``diff-tree --stdin``, limited to
@@ -501,7 +490,7 @@ class Git:
         lines = "".join(f"{pair}\n" for pair in pairs).encode()
         limit = ("--", *paths) if paths else ()
         return zsplit(
-            self.out("diff-tree", "--stdin", *_RAW_DIFF, "--always", "--root", *limit, input=lines)
+            self.out("diff-tree", "--stdin", *RAW_DIFF, "--always", "--root", *limit, input=lines)
         )
 
     def parent_lists(self, commits: Sequence[str]) -> dict[Oid, list[Oid]]:

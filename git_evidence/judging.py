@@ -13,7 +13,7 @@ from git_evidence import ledger, lock, manifest, paths, runner, scorecard, works
 from git_evidence.context import labels_bytes
 from git_evidence.disk import worktree_manifest
 from git_evidence.errors import EvidenceError
-from git_evidence.git import CatFile, Git, zsplit
+from git_evidence.git import RAW_DIFF, CatFile, Git, zsplit
 from git_evidence.lock import LockInvalid
 from git_evidence.manifest import Drift, Entry
 from git_evidence.oids import Oid
@@ -89,13 +89,7 @@ def changed_paths(git: Git, base: str, treeish: str) -> tuple[paths.Change, ...]
     through the candidate's own tree)."""
     out = git.out(
         "diff-tree",
-        "-r",
-        "-z",
-        "--raw",
-        "--no-renames",
-        "--no-ext-diff",
-        "--no-textconv",
-        "--ignore-submodules=none",
+        *RAW_DIFF,
         base,
         treeish,
     )

@@ -116,8 +116,11 @@ def _encodable(text: str) -> bool:
     return True
 
 
-def parse_entry(raw: bytes, line: int, max_window_hours: int) -> Freeze:
-    """One ledger line, strictly: any problem is an EntryError saying which field."""
+def json_object(raw: bytes, what: str) -> dict[str, Any]:
+    """One line of an append-only JSON Lines file (the freeze ledger, the retry quota)
+    as its object, strictly: ``\\n`` endings, UTF-8 without BOM, one object with no key
+    given twice; anything else is an EntryError saying what (``what`` names the file in
+    the BOM message: "the ledger is")."""
     if b"\r" in raw:
         raise EntryError("carriage return: lines end with \\n only")
     try:
@@ -125,7 +128,7 @@ def parse_entry(raw: bytes, line: int, max_window_hours: int) -> Freeze:
     except UnicodeDecodeError as exc:
         raise EntryError(f"not UTF-8 (byte {exc.start})") from None
     if text.startswith("\ufeff"):
-        raise EntryError("byte order mark: the ledger is UTF-8 without BOM")
+        raise EntryError(f"byte order mark: {what} UTF-8 without BOM")
     try:
         doc = json.loads(text, object_pairs_hook=no_duplicate_keys)
     except DuplicateKey as exc:
@@ -134,6 +137,12 @@ def parse_entry(raw: bytes, line: int, max_window_hours: int) -> Freeze:
         raise EntryError(f"not one JSON object: {exc}") from None
     if not isinstance(doc, dict):
         raise EntryError("not a JSON object")
+    return doc
+
+
+def parse_entry(raw: bytes, line: int, max_window_hours: int) -> Freeze:
+    """One ledger line, strictly: any problem is an EntryError saying which field."""
+    doc = json_object(raw, "the ledger is")
     bad = unsafe_string(doc)
     if bad is not None:
         raise EntryError(bad)

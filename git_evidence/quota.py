@@ -21,6 +21,7 @@ from git_evidence.ledger import (
     EntryError,
     Problem,
     appended_to,
+    json_object,
     parse_time,
 )
 from git_evidence.oids import Oid
@@ -70,22 +71,7 @@ def line_of(entry: Entry) -> bytes:
 
 def parse_entry(raw: bytes, line: int) -> Entry:
     """One quota line, strictly: any problem is an EntryError saying which field."""
-    if b"\r" in raw:
-        raise EntryError("carriage return: lines end with \\n only")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise EntryError(f"not UTF-8 (byte {exc.start})") from None
-    if text.startswith("\ufeff"):
-        raise EntryError("byte order mark: the quota file is UTF-8 without BOM")
-    try:
-        doc = json.loads(text, object_pairs_hook=no_duplicate_keys)
-    except EntryError:
-        raise
-    except ValueError as exc:
-        raise EntryError(f"not one JSON object: {exc}") from None
-    if not isinstance(doc, dict):
-        raise EntryError("not a JSON object")
+    doc = json_object(raw, "the quota file is")
     kind = doc.get("kind")
     if kind not in FIELDS:
         raise EntryError(f"kind must be {GRANT!r} or {SPEND!r}, got {kind!r}")

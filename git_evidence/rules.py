@@ -826,12 +826,17 @@ def decide_policy_file(facts: UpdateFacts, problem: str | None, path: str) -> li
     ]
 
 
+def _literal(text: str) -> str:
+    """``text`` inside a hint, which is a template: its braces doubled."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
 def decide_labels_file(facts: UpdateFacts, problem: str | None, path: str) -> list[Finding]:
     """A protected ref must be left with a labels file that parses (SPEC §12): every
     judgement and every ``pytest --evidence`` run reads it from there."""
     if problem is None:
         return []
-    shown = path.replace("{", "{{").replace("}", "}}")  # the hint is a template
+    shown = _literal(path)
     return [
         _finding(
             "policy-invalid",
@@ -870,7 +875,7 @@ def decide_staged_labels(facts: UpdateFacts, problem: str | None, path: str) -> 
     protected ref."""
     if problem is None:
         return []
-    shown = path.replace("{", "{{").replace("}", "}}")  # the hint is a template
+    shown = _literal(path)
     return [
         _finding(
             "policy-invalid",
