@@ -25,9 +25,8 @@ from git_evidence.ledger import (
     parse_time,
 )
 from git_evidence.oids import Oid
-from git_evidence.paths import LEDGER
 from git_evidence.records import iso_utc, no_duplicate_keys
-from git_evidence.rules import REJECT, Finding
+from git_evidence.rules import Finding, RuleId, decide_ledger
 
 if TYPE_CHECKING:
     from git_evidence.ranges import UpdateFacts
@@ -210,34 +209,26 @@ def _entry_in_context(entry: Entry, balance: int, now: datetime, writers: Writer
 
 # -- findings at push ----------------------------------------------------------------
 
-HINTS = {
-    "ledger-rewrite": "the retry quota is append-only: restore its old bytes (`git checkout "
-    "{base} -- {path}`) and append new lines only",
-    "ledger-entry": "append only lines `git evidence quota` writes: grants pushed by an "
-    "evidence writer, spends pushed by CI (a ledger writer), never more spent than granted",
+# The quota's own hints for the ledger's two rules: (with a base, without one).
+HINTS: dict[RuleId, tuple[str, str]] = {
+    "ledger-rewrite": (
+        "the retry quota is append-only: restore its old bytes (`git checkout {base} -- "
+        "{path}`) and append new lines only",
+        "the retry quota is append-only: keep every line it had and append new lines only",
+    ),
+    "ledger-entry": (
+        "append only lines `git evidence quota` writes: grants pushed by an evidence "
+        "writer, spends pushed by CI (a ledger writer), never more spent than granted",
+    )
+    * 2,
 }
 
 
 def decide_quota(
     facts: UpdateFacts, problems: Sequence[tuple[Oid | None, Problem]], path: str
 ) -> list[Finding]:
-    """Findings for the quota's changes: ``(commit or None for the range, problem)``."""
-    base = (facts.base or "<base>")[:12]
-    findings = []
-    for commit, problem in problems:
-        where = f"line {problem.line}: " if problem.line else ""
-        findings.append(
-            Finding(
-                problem.rule,
-                REJECT,
-                facts.update.ref,
-                commit,
-                {LEDGER: [path]},
-                f"{path}: {where}{problem.message}",
-                HINTS[problem.rule].format(base=base, path=path),
-            )
-        )
-    return findings
+    """Findings for the quota's changes: the ledger's, with the quota's hints."""
+    return decide_ledger(facts, problems, path, hints=HINTS)
 
 
 # -- runs: what a JUnit report says was retried, and the scorecard --------------------

@@ -971,14 +971,19 @@ def decide_notes(facts: UpdateFacts, problems: Sequence[str]) -> list[Finding]:
 
 
 def decide_ledger(
-    facts: UpdateFacts, problems: Sequence[tuple[Oid | None, Problem]], ledger_path: str
+    facts: UpdateFacts,
+    problems: Sequence[tuple[Oid | None, Problem]],
+    ledger_path: str,
+    hints: Mapping[RuleId, tuple[str, str]] | None = None,
 ) -> list[Finding]:
-    """Findings for the freeze ledger's changes: ``(commit or None for the range,
-    problem)`` pairs from ledger.check_change."""
+    """Findings for an append-only file's changes (the freeze ledger; the retry quota
+    with its own ``hints``, with a base and without): ``(commit or None for the range,
+    problem)`` pairs from ledger.check_change or quota.check_change."""
     base = (facts.base or "")[:12]
     findings = []
     for commit, problem in problems:
         where = f"line {problem.line}: " if problem.line else ""
+        hint = None if hints is None else hints[problem.rule][0 if base else 1]
         findings.append(
             _finding(
                 problem.rule,
@@ -986,6 +991,7 @@ def decide_ledger(
                 commit=commit,
                 found={paths.LEDGER: [ledger_path]},
                 message=f"{ledger_path}: {where}{problem.message}",
+                hint=hint,
                 base=base,
                 path=ledger_path,
             )
