@@ -9,6 +9,7 @@ import os
 from datetime import datetime, timezone
 
 from git_evidence import ledger
+from git_evidence.errors import EvidenceError
 from git_evidence.git import Git
 from git_evidence.ledger import Freeze
 from git_evidence.policy import Policy
@@ -114,3 +115,21 @@ def freeze_notes(git: Git, policy: Policy, tip: str, base: str | None) -> list[s
             + ")"
         )
     return notes + skipped
+
+
+def append_lines(git: Git, rel: str, data: bytes, what: str) -> None:
+    """Append ``data`` to the append-only file ``rel`` (the freeze ledger, the retry
+    quota) in the working tree, refusing when its last line has no newline: the new
+    line would join it, a rewrite the server refuses."""
+    path = os.path.join(git.text("rev-parse", "--show-toplevel"), rel)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if os.path.exists(path) and os.path.getsize(path):
+        with open(path, "rb") as handle:
+            handle.seek(-1, os.SEEK_END)
+            if handle.read(1) != b"\n":
+                raise EvidenceError(
+                    f"{rel}: its last line has no newline",
+                    fix=f"restore the committed {what} (git checkout -- {rel}); it is append-only",
+                )
+    with open(path, "ab") as handle:
+        handle.write(data)

@@ -20,7 +20,13 @@ from git_evidence import ledger, lock, runner
 from git_evidence.context import chosen_policy
 from git_evidence.errors import EXIT_ALLOW, EXIT_REFUSE, EvidenceError, UsageError
 from git_evidence.fingerprint import exit_fingerprint, fingerprint
-from git_evidence.freezes import first_added, ledger_bytes, old_kind_lines, read_ledger
+from git_evidence.freezes import (
+    append_lines,
+    first_added,
+    ledger_bytes,
+    old_kind_lines,
+    read_ledger,
+)
 from git_evidence.git import Git
 from git_evidence.identity import server_pusher
 from git_evidence.ledger import Freeze
@@ -168,20 +174,7 @@ def run_fingerprint(run: Run, test_id: str, junit: bool) -> str:
 
 
 def _append(git: Git, policy: Policy, line: bytes) -> None:
-    top = git.text("rev-parse", "--show-toplevel")
-    path = os.path.join(top, policy.ledger_path)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    if os.path.exists(path) and os.path.getsize(path):
-        with open(path, "rb") as handle:
-            handle.seek(-1, os.SEEK_END)
-            if handle.read(1) != b"\n":
-                raise EvidenceError(
-                    f"{policy.ledger_path}: its last line has no newline",
-                    fix="restore the committed ledger (git checkout -- "
-                    f"{policy.ledger_path}); it is append-only",
-                )
-    with open(path, "ab") as handle:
-        handle.write(line)
+    append_lines(git, policy.ledger_path, line, "ledger")
 
 
 def _list(

@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from git_evidence import quota
 from git_evidence.context import chosen_policy, open_repo
 from git_evidence.errors import EXIT_ALLOW, EXIT_REFUSE, EvidenceError, UsageError
+from git_evidence.freezes import append_lines
 from git_evidence.git import Git
 from git_evidence.identity import server_pusher
 from git_evidence.labels import NONDETERMINISTIC
@@ -170,16 +171,4 @@ def _grant(git: Git, policy: Policy, args: argparse.Namespace) -> int:
 
 
 def _append(git: Git, policy: Policy, lines: bytes) -> None:
-    path = _path(git, policy)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    if os.path.exists(path) and os.path.getsize(path):
-        with open(path, "rb") as handle:
-            handle.seek(-1, os.SEEK_END)
-            if handle.read(1) != b"\n":
-                raise EvidenceError(
-                    f"{policy.quota_path}: its last line has no newline",
-                    fix=f"restore the committed file (git checkout -- {policy.quota_path}); "
-                    "it is append-only",
-                )
-    with open(path, "ab") as handle:
-        handle.write(lines)
+    append_lines(git, policy.quota_path, lines, "file")
