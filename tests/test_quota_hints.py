@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+from conftest import Work
 from test_rules_table import OLD, facts
 
 from git_evidence import quota
+from git_evidence.errors import EvidenceError
+from git_evidence.freezes import append_lines
+from git_evidence.git import Git
 from git_evidence.ledger import Problem
 from git_evidence.oids import Oid
 
@@ -23,3 +28,17 @@ def test_a_rewrite_without_a_base_shows_no_placeholder() -> None:
     (finding,) = quota.decide_quota(facts(base=None), REWRITE, QUOTA)
     assert "<base>" not in finding.hint and "{" not in finding.hint
     assert "retry quota is append-only" in finding.hint
+
+
+def test_appending_after_a_last_line_without_newline_is_refused_and_changes_nothing(
+    work: Work,
+) -> None:
+    path = work.path / QUOTA
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"one line")
+    with pytest.raises(EvidenceError, match="its last line has no newline") as caught:
+        append_lines(Git(cwd=str(work.path)), QUOTA, b"two\n", "file")
+    assert f"git checkout -- {QUOTA}" in caught.value.fix
+    assert path.read_bytes() == b"one line"
+    append_lines(Git(cwd=str(work.path)), "tests/new/file.jsonl", b"two\n", "file")
+    assert (work.path / "tests/new/file.jsonl").read_bytes() == b"two\n"
