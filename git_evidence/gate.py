@@ -12,8 +12,6 @@ from git_evidence import (
     ledgercheck,
     lockcheck,
     paths,
-    quota,
-    quotacheck,
     rules,
 )
 from git_evidence.budget import PROGRESS
@@ -137,6 +135,9 @@ def _judge(
                 outcome.findings += rules.decide_ledger(facts, problems, policy.ledger_path)
             spent = [(c, change) for c in facts.commits for change in summaries[c].quota]
             if spent or quota_path in moved:  # as the ledger: a kept older copy too
+                # loaded only for a push that touches the quota, off the hook's start
+                from git_evidence import quota, quotacheck
+
                 faults = quotacheck.quota_problems(git, cat, facts, spent, policy, who)
                 outcome.findings += quota.decide_quota(facts, faults, policy.quota_path)
     return Report(who, policy, decisions)
