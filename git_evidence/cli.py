@@ -497,7 +497,34 @@ def _main(words: list[str]) -> int:
         budget.stop()
 
 
+# A hook as git starts it (its name, then at most git's positional arguments, no
+# option) gets its namespace without the parser: building the parser costs ~5 ms of
+# every push (gettext lookups, the terminal's size). The values are the parser's
+# defaults; tests/test_cli_hook_args.py holds them equal.
+HOOK_ARGS: dict[str, tuple[tuple[str, ...], dict[str, object]]] = {
+    "pre-commit": ((), {"format": "text"}),
+    "pre-push": (("remote", "url"), {"format": "text", "max_findings": None}),
+    "pre-receive": ((), {"format": "text", "max_findings": None}),
+    "post-receive": ((), {"format": "text", "text_only": True}),
+}
+
+
+def hook_args(words: Sequence[str]) -> argparse.Namespace | None:
+    """The namespace of a hook started as git starts it, else None (parse)."""
+    if not words or words[0] not in HOOK_ARGS or any(w.startswith("-") for w in words):
+        return None
+    names, defaults = HOOK_ARGS[words[0]]
+    given = list(words[1:])
+    if len(given) > len(names):
+        return None
+    values = dict(zip(names, given + [None] * (len(names) - len(given)), strict=True))
+    return argparse.Namespace(command=words[0], quiet=False, verbose=False, **values, **defaults)
+
+
 def _parse(words: list[str]) -> argparse.Namespace:
+    fast = hook_args(words)
+    if fast is not None:
+        return fast
     tail: list[str] | None = None
     command = next((word for word in words if not word.startswith("-")), None)
     if command == "judge" and "--" in words:

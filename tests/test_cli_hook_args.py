@@ -1,0 +1,47 @@
+"""Hooks started as git starts them skip the parser: their namespace must be exactly
+the one the parser gives, or a hook would run with other options than documented."""
+
+from __future__ import annotations
+
+import pytest
+
+from git_evidence.cli import HOOK_ARGS, HOOKS, build_parser, hook_args
+
+AS_GIT_STARTS_THEM = [
+    ["pre-commit"],
+    ["pre-receive"],
+    ["post-receive"],
+    ["pre-push"],
+    ["pre-push", "origin"],
+    ["pre-push", "origin", "ssh://git@example.com/r.git"],
+    ["pre-push", "origin", "/srv/git/r.git"],
+]
+
+
+def test_every_hook_has_a_fast_namespace() -> None:
+    assert set(HOOK_ARGS) == HOOKS
+
+
+@pytest.mark.parametrize("words", AS_GIT_STARTS_THEM, ids=" ".join)
+def test_the_fast_namespace_equals_the_parsers(words: list[str]) -> None:
+    fast = hook_args(words)
+    assert fast is not None
+    assert vars(fast) == vars(build_parser().parse_args(words))
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        ["pre-receive", "-q"],
+        ["pre-receive", "--format", "json"],
+        ["-v", "pre-commit"],
+        ["pre-commit", "extra"],
+        ["pre-push", "a", "b", "c"],
+        ["pre-push", "origin", "--max-findings", "3"],
+        ["check"],
+        [],
+    ],
+    ids=lambda words: " ".join(words) or "nothing",
+)
+def test_options_or_extra_words_go_through_the_parser(words: list[str]) -> None:
+    assert hook_args(words) is None
