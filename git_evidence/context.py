@@ -70,12 +70,12 @@ def server_view(refs: dict[str, Oid], policy: Policy) -> RefView:
 
 
 def server_aliases(
-    git: Git, refs: Mapping[str, Oid], updates: Sequence[RefUpdate]
+    git: Git, refs: Mapping[str, Oid], symrefs: Mapping[str, str], updates: Sequence[RefUpdate]
 ) -> dict[str, str]:
-    """Symbolic refs on this server → the ref each finally names. A pushed ref the
-    ref list lacks may be a dangling symbolic ref (its target does not exist yet):
-    those are asked one by one."""
-    aliases = git.symrefs()
+    """Symbolic refs on this server (``symrefs``: those that resolve, listed with
+    ``refs``) → the ref each finally names. A pushed ref the ref list lacks may be a
+    dangling symbolic ref (its target does not exist yet): those are asked one by one."""
+    aliases = dict(symrefs)
     for update in updates:
         if update.ref not in refs and update.ref not in aliases:
             target = git.symref_target(update.ref)

@@ -145,6 +145,19 @@ class Git:
             refs[name] = oid
         return cast("dict[str, Oid]", refs)
 
+    def refs_and_symrefs(self) -> tuple[dict[str, Oid], dict[str, str]]:
+        """``refs()`` and ``symrefs()`` from one ``for-each-ref`` (the hooks ask both)."""
+        out = self.out("for-each-ref", "--format=%(objectname) %(refname)%00%(symref)")
+        refs: dict[str, str] = {}
+        aliases: dict[str, str] = {}
+        for line in out.decode("utf-8", "surrogateescape").splitlines():
+            oid, _, rest = line.partition(" ")
+            name, _, target = rest.partition("\0")
+            refs[name] = oid
+            if target:
+                aliases[name] = target
+        return cast("dict[str, Oid]", refs), aliases
+
     def symrefs(self) -> dict[str, str]:
         """Every symbolic ref that resolves to an existing ref, mapped to the ref it
         finally names (``%(symref)`` follows the whole chain)."""
@@ -376,11 +389,28 @@ class Git:
             self.env = saved
 
     def blob_at(self, rev: str, path: str) -> bytes | None:
-        """The bytes of ``rev:path`` when it is a blob, else None."""
-        found = self.batch_check([f"{rev}:{path}"])
-        if not found or found[0] is None or found[0][1] != "blob":
+        """The bytes of ``rev:path`` when it is a blob, else None: one ``cat-file
+        --batch`` (its header line, then the object's bytes)."""
+        spec = f"{rev}:{path}"
+        if "\n" in spec:  # one spec per line: a newline would name another object
+            raise EvidenceError(
+                f"cannot look up {spec!r}: it contains a newline",
+                fix="name the object without a newline; nothing was allowed",
+            )
+        out = self.out("cat-file", "--batch", input=spec.encode("utf-8", "surrogateescape") + b"\n")
+        header, _, body = out.partition(b"\n")
+        # Found: "<oid> <type> <size>"; not found: "<spec> missing" (the spec may hold
+        # spaces: only a found line ends in a number).
+        fields = header.rsplit(b" ", 2)
+        if len(fields) != 3 or not fields[2].isdigit() or fields[1] != b"blob":
             return None
-        return self.out("cat-file", "blob", found[0][0])
+        size = int(fields[2])
+        if len(body) != size + 1:
+            raise EvidenceError(
+                f"git cat-file --batch gave {len(body) - 1} of {size} bytes of {spec}",
+                fix="check that the repository is intact (git fsck); nothing was allowed",
+            )
+        return body[:size]
 
     # -- streams ---------------------------------------------------------------
 

@@ -43,3 +43,31 @@ def test_answers_stay_in_order_around_missing_names(repo: Git) -> None:
 def test_a_name_with_a_newline_is_refused_not_misread(repo: Git) -> None:
     with pytest.raises(EvidenceError, match="newline"):
         repo.batch_check(["HEAD:plain", "HEAD:a\nHEAD"])
+
+
+# -- blob_at: one `cat-file --batch` ------------------------------------------------
+
+
+def test_blob_at_gives_the_exact_bytes_of_a_blob(tmp_path: Path) -> None:
+    data = b"\x00bin\nary\r\n\xff" + b"z" * 70_000 + b"\n\n"
+    git(tmp_path, "init", "-q")
+    (tmp_path / "a b").mkdir()
+    (tmp_path / "a b" / "data").write_bytes(data)
+    (tmp_path / "empty").write_bytes(b"")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-qm", "one")
+    repo = Git(cwd=str(tmp_path))
+    assert repo.blob_at("HEAD", "a b/data") == data
+    assert repo.blob_at("HEAD", "empty") == b""
+
+
+def test_blob_at_a_tree_or_a_missing_path_is_none(repo: Git) -> None:
+    assert repo.blob_at("HEAD", "a b") is None  # a tree: its bytes are not a file's
+    assert repo.blob_at("HEAD", "x y z") is None  # missing, three words
+    assert repo.blob_at("no-such-rev", "plain") is None
+
+
+def test_blob_at_refuses_a_path_with_a_newline(repo: Git) -> None:
+    # "HEAD:x\nHEAD:plain" would be two lookups, the second answering for the first.
+    with pytest.raises(EvidenceError, match="newline"):
+        repo.blob_at("HEAD", "x\nHEAD:plain")

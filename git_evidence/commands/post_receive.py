@@ -30,12 +30,12 @@ def short_digest(digest: str) -> str:
 def run(args: argparse.Namespace) -> int:
     updates = parse_receive_lines(sys.stdin.buffer.read())
     git = Git()
-    refs = git.refs()
+    refs, symrefs = git.refs_and_symrefs()
     policy = server_policy(git, refs)
     who = server_pusher(os.environ)
     # A push through a symbolic ref moved the ref it names: pin that one.
     guarded = {*server_view(refs, policy).protected, policy.notes_ref}
-    updates, _ = judged_refs(updates, server_aliases(git, refs, updates), guarded)
+    updates, _ = judged_refs(updates, server_aliases(git, refs, symrefs, updates), guarded)
     status = 0
     for update in updates:
         if update.is_delete or not policy.is_protected(update.ref):

@@ -32,11 +32,11 @@ def run(args: argparse.Namespace) -> Report:
     updates = parse_receive_lines(sys.stdin.buffer.read())
     git = Git()
     budget.PROGRESS.stage = "reading the policy"
-    refs = git.refs()
+    refs, symrefs = git.refs_and_symrefs()
     policy = server_policy(git, refs)
     budget.start(policy.time_budget_s)
     view = server_view(refs, policy)
-    aliases = server_aliases(git, refs, updates)
+    aliases = server_aliases(git, refs, symrefs, updates)
     updates, notes = judged_refs(updates, aliases, {*view.protected, policy.notes_ref})
     report = gate.decide(git, updates, policy, view, who)
     report.notes = notes + report.notes

@@ -1,0 +1,27 @@
+"""`Git.refs_and_symrefs`: the hooks' one ref listing equals the two it replaces."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import git
+
+from git_evidence.git import Git
+
+
+def test_one_listing_gives_the_refs_and_the_symbolic_refs(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "commit", "-q", "--allow-empty", "-m", "one")
+    git(tmp_path, "tag", "v1")
+    git(tmp_path, "branch", "feature/x")
+    git(tmp_path, "symbolic-ref", "refs/heads/alias", "refs/heads/main")
+    git(tmp_path, "symbolic-ref", "refs/heads/chain", "refs/heads/alias")
+    git(tmp_path, "symbolic-ref", "refs/heads/dangling", "refs/heads/not-yet")
+    repo = Git(cwd=str(tmp_path))
+    refs, symrefs = repo.refs_and_symrefs()
+    assert refs == repo.refs()
+    assert symrefs == repo.symrefs()
+    # The chain resolves to the end; the dangling one is in neither listing.
+    assert symrefs == {"refs/heads/alias": "refs/heads/main", "refs/heads/chain": "refs/heads/main"}
+    assert "refs/heads/dangling" not in refs
+    assert refs["refs/tags/v1"] == refs["refs/heads/main"]
