@@ -396,6 +396,7 @@ def test_lock_push_retries_when_another_writer_pushes_meanwhile(
     flag = tmp_path / "raced"
     # Between this clone's fetch and its push, the other writer publishes a pin.
     hook = writer.path / ".git" / "hooks" / "pre-push"
+    hook.parent.mkdir(exist_ok=True)  # a repository may start without hooks/
     hook.write_text(
         "#!/bin/sh\n"
         f'if [ ! -e "{flag}" ]; then\n'

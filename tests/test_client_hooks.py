@@ -50,6 +50,7 @@ def test_install_refuses_to_overwrite_a_foreign_hook(tmp_path: Path) -> None:
     work = Work(tmp_path / "w")
     git(tmp_path, "init", "-q", str(work.path))
     hook = work.path / ".git" / "hooks" / "pre-push"
+    hook.parent.mkdir(exist_ok=True)  # a repository may start without hooks/
     hook.write_text("#!/bin/sh\necho mine\n")
     result = evidence(work.path, "install")
     assert result.returncode == 2
@@ -299,6 +300,7 @@ def test_install_server_prints_the_chain_lines_for_a_foreign_hook(tmp_path: Path
     bare = tmp_path / "b.git"
     git(tmp_path, "init", "-q", "--bare", str(bare))
     hook = bare / "hooks" / "pre-receive"
+    hook.parent.mkdir(exist_ok=True)  # a repository may start without hooks/
     hook.write_text("#!/bin/sh\nexit 0\n")
     result = evidence(bare, "install", "--server")
     assert result.returncode == 2

@@ -11,6 +11,9 @@ from xml.etree import ElementTree
 import pytest
 from conftest import PROJECT, evidence, git
 
+# Sessions started here load every installed plugin (the entry points), as a user's do.
+pytestmark = pytest.mark.installed_plugins
+
 pytest_plugins = ["pytester"]
 
 QUOTA_FILE = "quota.jsonl"

@@ -12,6 +12,9 @@ from git_evidence.pytest_sources import Sources
 
 pytest_plugins = ["pytester"]
 
+# Sessions started here load every installed plugin (the entry points), as a user's do.
+pytestmark = pytest.mark.installed_plugins
+
 LOADERS = """
 import sys
 
