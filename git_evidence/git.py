@@ -270,6 +270,14 @@ class Git:
             notes[Oid(annotated)] = Oid(blob)
         return notes
 
+    def first_parent_ids(self, rev: str, count: int) -> list[Oid]:
+        """``rev`` and its first-parent ancestors, nearest first, at most ``count``;
+        none when ``rev`` names no commit here (as ``first_parents``)."""
+        code, out = self.run(
+            "rev-list", "--first-parent", f"--max-count={count}", rev, "--", ok_codes=(0, 128)
+        )
+        return [Oid(line) for line in out.decode().split()] if code == 0 else []
+
     def first_parents(self, rev: str) -> Iterator[Oid]:
         """``rev`` and its first-parent ancestors, nearest first, lazily."""
         proc = self.popen("rev-list", "--first-parent", rev, "--", buffered=True)

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 from git_evidence.errors import EvidenceError
 from git_evidence.git import Git
 from git_evidence.manifest import Entry
-from git_evidence.oids import Oid
+from git_evidence.oids import ZERO_OID, Oid
 from git_evidence.paths import GITLINK_MODE
 from git_evidence.records import canonical_json, digest, no_duplicate_keys
 
@@ -264,13 +264,16 @@ class LockRef(NamedTuple):
     blob: Oid  # the note blob
 
 
+# First-parent commits whose notes are looked up by path before every note is listed,
+# the nearest FIRST of them on their own (each path costs ~50 µs at 20,000 notes).
+NEAR = 64
+FIRST = 8
+
+
 def find_lock(git: Git, notes_ref: str, rev: Oid) -> LockRef | None:
-    """The lock in force at ``rev``: the note on its nearest first-parent ancestor. One
-    ``git notes list``; the first-parent walk only when ``rev`` has no note itself."""
-    notes = git.notes(notes_ref)
-    if rev in notes:
-        return LockRef(rev, notes[rev])
-    return _nearest(git, notes, rev)
+    """The lock in force at ``rev``: the note on its nearest first-parent ancestor
+    (``rev`` included)."""
+    return _nearest(git, notes_ref, rev)
 
 
 def lock_in_force(
@@ -282,10 +285,27 @@ def lock_in_force(
         return LockRef(rev, own)
     if not any_notes:
         return None
-    return _nearest(git, git.notes(notes_ref), rev)
+    return _nearest(git, notes_ref, rev)
 
 
-def _nearest(git: Git, notes: Mapping[Oid, Oid], rev: Oid) -> LockRef | None:
+def _nearest(git: Git, notes_ref: str, rev: Oid) -> LockRef | None:
+    """The nearest first-parent commit of ``rev`` with a note. The first NEAR are
+    looked up by their note paths (``cat-file --batch-check``, the nearest FIRST, then
+    the rest): a pin a few commits back (the pushed branch's last tip, as a rule) costs
+    two processes however many notes the ref holds, where a server pins every push and
+    its notes only grow. Past them, every note is listed once and the first-parent line
+    walked on."""
+    near = git.first_parent_ids(rev, NEAR)
+    per = len(note_paths(notes_ref, ZERO_OID))
+    for group in (near[:FIRST], near[FIRST:]):
+        hits = git.batch_check([spot for c in group for spot in note_paths(notes_ref, c)])
+        for i, commit in enumerate(group):
+            blob = own_note(hits[i * per : (i + 1) * per])
+            if blob is not None:
+                return LockRef(commit, blob)
+    if len(near) < NEAR:
+        return None  # the whole first-parent line was looked up
+    notes = git.notes(notes_ref)
     if not notes:
         return None
     for commit in git.first_parents(rev):
