@@ -145,16 +145,10 @@ class _Graph:
         self.repeated_parent = any(len(set(ps)) < len(ps) for ps in self.parents.values())
         self.tip = tip
         self._segments(tip)
-        # path → segment → positions of the commits touching it there, in order
-        self.touch: dict[str, dict[int, list[int]]] = {}
-        for path, oids in touching.items():
-            by_segment = self.touch.setdefault(path, {})
-            for oid in oids:
-                where = self.where.get(oid)
-                if where is not None:
-                    by_segment.setdefault(where[0], []).append(where[1])
-            for positions in by_segment.values():
-                positions.sort()
+        # path → the range's commits touching it, oldest last; turned into positions
+        # per segment only as a walk needs them (held for every touching path, those
+        # lists were a hundred thousand small objects at the hook's peak of memory)
+        self.touching = touching
 
     def _segments(self, tip: Oid) -> None:
         parents = self.parents
@@ -222,6 +216,17 @@ class _Graph:
                 if token.decode() != current[0]:
                     raise GitError(["git", "diff-tree", "--stdin"], 0, token, b"out of order")
 
+    def _positions(self, path: str) -> dict[int, list[int]]:
+        """Segment → positions of the commits touching ``path`` there, in order."""
+        by_segment: dict[int, list[int]] = {}
+        for oid in self.touching.get(path, ()):
+            found = self.where.get(oid)
+            if found is not None:
+                by_segment.setdefault(found[0], []).append(found[1])
+        for positions in by_segment.values():
+            positions.sort()
+        return by_segment
+
     def walk(self, path: str, value: tuple[str, str, str]) -> tuple[list[Oid], bool]:
         """The commits that answer for ``path`` having ``value`` at the tip, and
         whether a commit of the range that carries the value sets it as evidence.
@@ -234,7 +239,7 @@ class _Graph:
         stale merge that took the value over a parent's different one kept an older
         copy: it answers for it, as does a commit that sets the value but not as
         evidence."""
-        touched = self.touch.get(path, {})
+        touched = self._positions(path)
         stale: dict[Oid, bool] = {}
         blamed: list[Oid] = []
         explained = False
@@ -304,12 +309,14 @@ class _Graph:
 
         # segment → the first touching position per path (entry is at the head)
         first: dict[int, dict[int, int]] = {}
-        for path, by_segment in self.touch.items():
-            b = bit.get(path)
-            if b is None:
-                continue
-            for segment, positions in by_segment.items():
-                first.setdefault(segment, {})[b] = positions[0]
+        where = self.where
+        for path, number in bit.items():
+            for oid in self.touching.get(path, ()):
+                at = where.get(oid)
+                if at is not None:
+                    per_bit = first.setdefault(at[0], {})
+                    if at[1] < per_bit.get(number, at[1] + 1):
+                        per_bit[number] = at[1]
         touched = {segment: mask(hits) for segment, hits in first.items()}
         differ_bits: dict[tuple[str, str], list[int]] = {}
         for merge, parent, path in self.differs:

@@ -518,18 +518,53 @@ class Git:
         """The raw changes between two tree-ish (no header), as NUL-separated tokens."""
         return zsplit(self.out("diff-tree", *RAW_DIFF, old, new))
 
-    def diff_pairs(self, pairs: Sequence[str], paths: Sequence[str]) -> list[bytes]:
+    def diff_pairs(self, pairs: Sequence[str], paths: Sequence[str]) -> Iterator[bytes]:
         """``<commit> [<parent>]`` lines through one ``diff-tree --stdin``, limited to
         ``paths`` when given: each line gives its commit id as a header (``--always``),
         then its rows, in the order of the lines (a lone commit is diffed against the
-        empty tree)."""
+        empty tree). Tokens are read as git writes them: a merge's diff against a parent
+        it shares little with can hold thousands of rows, which a whole reply would
+        keep in memory at once."""
         if not pairs:
-            return []
+            return
         lines = "".join(f"{pair}\n" for pair in pairs).encode()
         limit = ("--", *paths) if paths else ()
-        return zsplit(
-            self.out("diff-tree", "--stdin", *RAW_DIFF, "--always", "--root", *limit, input=lines)
-        )
+        diff = self.popen("diff-tree", "--stdin", *RAW_DIFF, "--always", "--root", *limit)
+        errors: list[BaseException] = []
+
+        def feed() -> None:  # diff-tree answers while it reads: never both blocked
+            assert diff.stdin is not None
+            try:
+                diff.stdin.write(lines)
+            except BaseException as exc:  # handed to the reading thread
+                errors.append(exc)
+            finally:
+                with contextlib.suppress(OSError):
+                    diff.stdin.close()
+
+        feeder = threading.Thread(target=feed, daemon=True)
+        feeder.start()
+        assert diff.stdout is not None
+        rest = b""
+        finished = False
+        try:
+            while chunk := diff.stdout.read(1 << 16):
+                parts = (rest + chunk).split(b"\0")
+                rest = parts.pop()
+                yield from parts
+            finished = True
+        finally:
+            if not finished:  # the reader stopped early: nothing more is read
+                diff.kill()
+            feeder.join()
+            stderr = diff.stderr.read() if diff.stderr else b""
+            code = diff.wait()
+        if code != 0:
+            raise GitError(["git", "diff-tree", "--stdin"], code, b"", stderr)
+        if errors:
+            raise errors[0]
+        if rest:
+            yield rest
 
     def parent_lists(self, commits: Sequence[str]) -> dict[Oid, list[Oid]]:
         """Each commit's parents (the commits themselves only: no walk)."""

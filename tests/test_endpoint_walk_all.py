@@ -63,15 +63,7 @@ def _graph(rng: random.Random) -> tuple[endpoint._Graph, list[tuple[str, tuple[s
     graph.summaries = summaries
     graph.tip = tip
     graph._segments(tip)
-    graph.touch = {}
-    for name, oids in touching.items():
-        by_segment = graph.touch.setdefault(name, {})
-        for oid in oids:
-            where = graph.where.get(oid)
-            if where is not None:
-                by_segment.setdefault(where[0], []).append(where[1])
-        for positions in by_segment.values():
-            positions.sort()
+    graph.touching = touching
     return graph, [(name, values[name]) for name in names]
 
 

@@ -1,4 +1,5 @@
-"""`Git.refs_and_symrefs`: the hooks' one ref listing equals the two it replaces."""
+"""`Git.refs_and_symrefs` (the hooks' one ref listing equals the two it replaces) and the
+streamed `Git.diff_pairs`."""
 
 from __future__ import annotations
 
@@ -25,3 +26,32 @@ def test_one_listing_gives_the_refs_and_the_symbolic_refs(tmp_path: Path) -> Non
     assert symrefs == {"refs/heads/alias": "refs/heads/main", "refs/heads/chain": "refs/heads/main"}
     assert "refs/heads/dangling" not in refs
     assert refs["refs/tags/v1"] == refs["refs/heads/main"]
+
+
+def test_diff_pairs_streams_every_pair_in_order_and_stops_cleanly(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q")
+    commits = []
+    for i in range(300):  # more lines than a pipe holds: the feeder must not block
+        (tmp_path / f"f{i}").write_text(f"{i}\n")
+        git(tmp_path, "add", "-A")
+        git(tmp_path, "commit", "-qm", f"c{i}")
+        commits.append(git(tmp_path, "rev-parse", "HEAD").stdout.strip())
+    repo = Git(cwd=str(tmp_path))
+    pairs = [f"{c} {p}" for c, p in zip(commits[1:], commits, strict=False)] * 3
+    tokens = list(repo.diff_pairs(pairs, []))
+    headers, paths = [], []
+    meta = False
+    for token in tokens:  # a header, or a row: its meta token, then its path
+        if meta:
+            paths.append(token)
+            meta = False
+        elif token.startswith(b":"):
+            meta = True
+        else:
+            headers.append(token.decode())
+    assert headers == [pair.split()[0] for pair in pairs]
+    assert paths == [f"f{i}".encode() for i in range(1, 300)] * 3
+    # A reader that stops early leaves no process behind and no thread blocked.
+    stream = repo.diff_pairs(pairs, [])
+    next(stream)
+    stream.close()
