@@ -16,7 +16,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import cast
 
 from git_evidence.errors import EvidenceError, GitError
@@ -494,25 +494,7 @@ class Git:
                 with contextlib.suppress(OSError):
                     diff.stdin.close()
 
-        feeder = threading.Thread(target=feed, daemon=True)
-        feeder.start()
-        assert diff.stdout is not None
-        rest = b""
-        while True:
-            chunk = diff.stdout.read(1 << 16)
-            if not chunk:
-                break
-            parts = (rest + chunk).split(b"\0") if rest else chunk.split(b"\0")
-            rest = parts.pop()
-            yield parts
-        feeder.join()
-        stderr = diff.stderr.read() if diff.stderr else b""
-        if diff.wait() != 0:
-            raise GitError(["git", "diff-tree", "--stdin"], diff.returncode, b"", stderr)
-        if errors:
-            raise errors[0]
-        if rest:
-            yield [rest]
+        yield from _fed_tokens(diff, feed, errors, ["git", "diff-tree", "--stdin"])
 
     def diff_trees(self, old: str, new: str) -> list[bytes]:
         """The raw changes between two tree-ish (no header), as NUL-separated tokens."""
@@ -532,7 +514,7 @@ class Git:
         diff = self.popen("diff-tree", "--stdin", *RAW_DIFF, "--always", "--root", *limit)
         errors: list[BaseException] = []
 
-        def feed() -> None:  # diff-tree answers while it reads: never both blocked
+        def feed() -> None:
             assert diff.stdin is not None
             try:
                 diff.stdin.write(lines)
@@ -542,29 +524,8 @@ class Git:
                 with contextlib.suppress(OSError):
                     diff.stdin.close()
 
-        feeder = threading.Thread(target=feed, daemon=True)
-        feeder.start()
-        assert diff.stdout is not None
-        rest = b""
-        finished = False
-        try:
-            while chunk := diff.stdout.read(1 << 16):
-                parts = (rest + chunk).split(b"\0")
-                rest = parts.pop()
-                yield from parts
-            finished = True
-        finally:
-            if not finished:  # the reader stopped early: nothing more is read
-                diff.kill()
-            feeder.join()
-            stderr = diff.stderr.read() if diff.stderr else b""
-            code = diff.wait()
-        if code != 0:
-            raise GitError(["git", "diff-tree", "--stdin"], code, b"", stderr)
-        if errors:
-            raise errors[0]
-        if rest:
-            yield rest
+        for tokens in _fed_tokens(diff, feed, errors, ["git", "diff-tree", "--stdin"]):
+            yield from tokens
 
     def parent_lists(self, commits: Sequence[str]) -> dict[Oid, list[Oid]]:
         """Each commit's parents (the commits themselves only: no walk)."""
@@ -674,3 +635,40 @@ class CatFile:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _fed_tokens(
+    proc: subprocess.Popen[bytes],
+    feed: Callable[[], None],
+    errors: list[BaseException],
+    command: list[str],
+) -> Iterator[list[bytes]]:
+    """The NUL-separated tokens ``proc`` writes, a list per read, while ``feed`` writes
+    its input from a thread of its own (git answers while it reads: writing everything
+    first could leave both blocked on full pipes). ``feed`` puts what it raises in
+    ``errors``. A reader that stops early kills ``proc`` and does not wait for the
+    feeder; git's failure, then the feeder's, is raised at the end."""
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+    assert proc.stdout is not None
+    rest = b""
+    finished = False
+    try:
+        while chunk := proc.stdout.read(1 << 16):
+            parts = (rest + chunk).split(b"\0") if rest else chunk.split(b"\0")
+            rest = parts.pop()
+            yield parts
+        finished = True
+    finally:
+        if not finished:  # stopped early (the time budget, say): no waiting on the feeder,
+            proc.kill()  # a daemon thread that ends with the broken pipe
+            proc.wait()
+    feeder.join()
+    stderr = proc.stderr.read() if proc.stderr else b""
+    code = proc.wait()
+    if code != 0:
+        raise GitError(command, code, b"", stderr)
+    if errors:
+        raise errors[0]
+    if rest:
+        yield [rest]

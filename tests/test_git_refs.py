@@ -3,6 +3,7 @@ streamed `Git.diff_pairs`."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from conftest import git
@@ -55,3 +56,6 @@ def test_diff_pairs_streams_every_pair_in_order_and_stops_cleanly(tmp_path: Path
     stream = repo.diff_pairs(pairs, [])
     next(stream)
     stream.close()
+    children = Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").read_text().split()
+    commands = [Path(f"/proc/{pid}/cmdline").read_bytes() for pid in children]
+    assert not [c for c in commands if b"diff-tree" in c]
