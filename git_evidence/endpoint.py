@@ -17,7 +17,7 @@ from git_evidence.git import Git, decode_path
 from git_evidence.oids import Oid
 from git_evidence.paths import EVIDENCE_CLASSES, SYMLINK_MODE, Change, Classifier, PathClass
 from git_evidence.ranges import LinkResolver, UpdateFacts, parse_raw
-from git_evidence.rules import CommitSummary
+from git_evidence.rules import CommitSummary, sets_value
 
 # (class, path, new mode, new object id) of an evidence path that differs between
 # base and new; a path new lacks has mode 000000 and a zero id, as git prints them.
@@ -380,7 +380,7 @@ class _Graph:
         explained: set[int] = set()
 
         def judge_own(commit: Oid, b: int) -> None:
-            if values[wanted[b][0]] in self.summaries[commit].evidence_values:
+            if sets_value(self.summaries[commit], values[wanted[b][0]]):
                 explained.add(b)
             else:
                 blamed.setdefault(b, []).append(commit)
@@ -417,7 +417,7 @@ class _Graph:
     def _own(self, commit: Oid, value: tuple[str, str, str], blamed: list[Oid]) -> bool:
         """``commit``'s own diff sets the value: as evidence, judged already (True);
         otherwise it answers for it."""
-        if value in self.summaries[commit].evidence_values:
+        if sets_value(self.summaries[commit], value):
             return True
         blamed.append(commit)
         return False

@@ -6,7 +6,6 @@ decisions that read it."""
 from __future__ import annotations
 
 import shlex
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Final, Literal, NamedTuple
@@ -266,13 +265,35 @@ class CommitSummary(NamedTuple):
     changed_tests: tuple[str, ...] = ()
     # (status, old blob, new blob, path) of each change to the freeze ledger
     ledger: tuple[tuple[str, str, str, str], ...] = ()
-    # (path, new mode, new object id) of each evidence change: what the commit sets
-    evidence_values: tuple[tuple[str, str, str], ...] = ()
+    # what the commit sets: each evidence change's path, then its value_key (new mode
+    # and object id), flat: a push of 15,000 commits holds some 60,000 of them
+    evidence_values: tuple[str | bytes, ...] = ()
     # evidence paths a merge kept from an older copy (SPEC §10, the endpoint rule)
     kept: tuple[str, ...] = ()
     # (status, old blob, new blob, path) of each change to the retry quota (SPEC §12),
     # append-only like the ledger
     quota: tuple[tuple[str, str, str, str], ...] = ()
+
+
+def value_key(mode: str, oid: str) -> bytes:
+    """A path's value (mode, object id) in a few bytes: the mode, the id in binary."""
+    return mode.encode() + bytes.fromhex(oid)
+
+
+def sets_value(summary: CommitSummary, value: tuple[str, str, str]) -> bool:
+    """Whether the commit's own diff sets ``(path, mode, object id)`` as evidence."""
+    flat = summary.evidence_values
+    path, mode, oid = value
+    key = value_key(mode, oid)
+    start = 0
+    while True:
+        try:
+            at = flat.index(path, start)
+        except ValueError:
+            return False
+        if at % 2 == 0 and flat[at + 1] == key:
+            return True
+        start = at + 1
 
 
 # Classes whose plain rows are read past their path (status, mode, blob ids).
@@ -295,7 +316,7 @@ def summarize(
     changed: list[str] = []
     ledger: list[tuple[str, str, str, str]] = []
     quota: list[tuple[str, str, str, str]] = []
-    values: list[tuple[str, str, str]] = []
+    values: list[str | bytes] = []
     if commit.rows:
         known = classifier.plain_classes
         classify = classifier.classify_plain
@@ -314,7 +335,7 @@ def summarize(
                 if klass == paths.TEST:
                     (added if status == "A" else changed).append(path)
                     continue
-                values.append((path, sys.intern(new_mode), new_oid))
+                values += (path, value_key(new_mode, new_oid))
                 if klass == paths.LEDGER:
                     folded = fold_path(path)
                     if folded == ledger_path:
@@ -327,7 +348,7 @@ def summarize(
         if klass == paths.TEST:
             (added if change.status == "A" else changed).append(change.path)
         elif klass in EVIDENCE_CLASSES:
-            values.append((change.path, change.new_mode, change.object_ids()[1]))
+            values += (change.path, value_key(change.new_mode, change.object_ids()[1]))
             if klass == paths.LEDGER:
                 folded = fold_path(change.path)
                 if folded == ledger_path:

@@ -11,7 +11,7 @@ import random
 import pytest
 
 from git_evidence import endpoint
-from git_evidence.rules import CommitSummary
+from git_evidence.rules import CommitSummary, value_key
 
 VALUE_MODE = "100644"
 
@@ -53,7 +53,12 @@ def _graph(rng: random.Random) -> tuple[endpoint._Graph, list[tuple[str, tuple[s
     summaries: dict[str, CommitSummary] = {}
     touching: dict[str, list[str]] = {}
     for commit, ps in parents.items():
-        sets = tuple(values[n] for n in names if rng.random() < 0.3)
+        sets = tuple(
+            part
+            for n in names
+            if rng.random() < 0.3
+            for part in (values[n][0], value_key(values[n][1], values[n][2]))
+        )
         summaries[commit] = CommitSummary(
             commit, len(ps) > 1, (), frozenset(), evidence_values=sets
         )
