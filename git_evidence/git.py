@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import cast
+from typing import IO, cast
 
 from git_evidence.errors import EvidenceError, GitError
 from git_evidence.oids import Oid
@@ -456,45 +456,37 @@ class Git:
             "--ignore-submodules=none",
             buffered=True,
         )
-        errors: list[BaseException] = []
 
-        def feed() -> None:
-            assert diff.stdin is not None
+        def feed(stdin: IO[bytes]) -> None:
             seen: set[bytes] = set()
-            try:
-                # Read every list whole first: diff-tree takes them far slower than
-                # rev-list gives them, and a rev-list left blocked on a full pipe would
-                # hold its memory (the mapped pack) to the end of the push. The members
-                # are then complete while the commits are diffed (the time budget's
-                # refusal says how many of them were judged).
-                listings = []
-                for args, member in zip(revlists, members, strict=False):
-                    lister = self.popen("rev-list", *args, "--", buffered=True)
-                    listed, stderr = lister.communicate()
-                    if lister.returncode != 0:
-                        raise GitError(["git", "rev-list", *args], lister.returncode, b"", stderr)
-                    lines = listed.splitlines(keepends=True)
-                    member.extend([sys.intern(line.rstrip(b"\n").decode()) for line in lines])
-                    listings.append(lines)
-                # Ranges of one push overlap (two branches off one base): each
-                # commit is diffed once. A single range needs no bookkeeping.
-                dedup = len(revlists) > 1
-                for lines in listings:
-                    for line in lines:
-                        if line.startswith(b"-"):  # --boundary: excluded, not judged
+            # Read every list whole first: diff-tree takes them far slower than
+            # rev-list gives them, and a rev-list left blocked on a full pipe would
+            # hold its memory (the mapped pack) to the end of the push. The members
+            # are then complete while the commits are diffed (the time budget's
+            # refusal says how many of them were judged).
+            listings = []
+            for args, member in zip(revlists, members, strict=False):
+                lister = self.popen("rev-list", *args, "--", buffered=True)
+                listed, stderr = lister.communicate()
+                if lister.returncode != 0:
+                    raise GitError(["git", "rev-list", *args], lister.returncode, b"", stderr)
+                lines = listed.splitlines(keepends=True)
+                member.extend([sys.intern(line.rstrip(b"\n").decode()) for line in lines])
+                listings.append(lines)
+            # Ranges of one push overlap (two branches off one base): each
+            # commit is diffed once. A single range needs no bookkeeping.
+            dedup = len(revlists) > 1
+            for lines in listings:
+                for line in lines:
+                    if line.startswith(b"-"):  # --boundary: excluded, not judged
+                        continue
+                    if dedup:
+                        if line in seen:
                             continue
-                        if dedup:
-                            if line in seen:
-                                continue
-                            seen.add(line)
-                        diff.stdin.write(line)
-            except BaseException as exc:  # handed to the reading thread
-                errors.append(exc)
-            finally:
-                with contextlib.suppress(OSError):
-                    diff.stdin.close()
+                        seen.add(line)
+                    stdin.write(line)
 
-        yield from _fed_tokens(diff, feed, errors, ["git", "diff-tree", "--stdin"])
+        yield from _fed_tokens(diff, feed, ["git", "diff-tree", "--stdin"])
 
     def diff_trees(self, old: str, new: str) -> list[bytes]:
         """The raw changes between two tree-ish (no header), as NUL-separated tokens."""
@@ -512,19 +504,9 @@ class Git:
         lines = "".join(f"{pair}\n" for pair in pairs).encode()
         limit = ("--", *paths) if paths else ()
         diff = self.popen("diff-tree", "--stdin", *RAW_DIFF, "--always", "--root", *limit)
-        errors: list[BaseException] = []
-
-        def feed() -> None:
-            assert diff.stdin is not None
-            try:
-                diff.stdin.write(lines)
-            except BaseException as exc:  # handed to the reading thread
-                errors.append(exc)
-            finally:
-                with contextlib.suppress(OSError):
-                    diff.stdin.close()
-
-        for tokens in _fed_tokens(diff, feed, errors, ["git", "diff-tree", "--stdin"]):
+        for tokens in _fed_tokens(
+            diff, lambda stdin: stdin.write(lines), ["git", "diff-tree", "--stdin"]
+        ):
             yield from tokens
 
     def parent_lists(self, commits: Sequence[str]) -> dict[Oid, list[Oid]]:
@@ -638,17 +620,26 @@ class CatFile:
 
 
 def _fed_tokens(
-    proc: subprocess.Popen[bytes],
-    feed: Callable[[], None],
-    errors: list[BaseException],
-    command: list[str],
+    proc: subprocess.Popen[bytes], feed: Callable[[IO[bytes]], object], command: list[str]
 ) -> Iterator[list[bytes]]:
     """The NUL-separated tokens ``proc`` writes, a list per read, while ``feed`` writes
     its input from a thread of its own (git answers while it reads: writing everything
-    first could leave both blocked on full pipes). ``feed`` puts what it raises in
-    ``errors``. A reader that stops early kills ``proc`` and does not wait for the
-    feeder; git's failure, then the feeder's, is raised at the end."""
-    feeder = threading.Thread(target=feed, daemon=True)
+    first could leave both blocked on full pipes); the input is closed after it. A
+    reader that stops early kills ``proc`` and does not wait for the feeder; git's
+    failure, then the feeder's, is raised at the end."""
+    errors: list[BaseException] = []
+
+    def writing() -> None:
+        assert proc.stdin is not None
+        try:
+            feed(proc.stdin)
+        except BaseException as exc:  # handed to the reading thread
+            errors.append(exc)
+        finally:
+            with contextlib.suppress(OSError):
+                proc.stdin.close()
+
+    feeder = threading.Thread(target=writing, daemon=True)
     feeder.start()
     assert proc.stdout is not None
     rest = b""
