@@ -270,9 +270,9 @@ NEAR = 64
 FIRST = 8
 
 
-def find_lock(git: Git, notes_ref: str, rev: Oid) -> LockRef | None:
-    """The lock in force at ``rev``: the note on its nearest first-parent ancestor
-    (``rev`` included)."""
+def find_lock(git: Git, notes_ref: str, rev: str) -> LockRef | None:
+    """The lock in force at the commit ``rev`` names (``<commit>^`` included: None for
+    a root's parent): the note on its nearest first-parent ancestor, itself included."""
     return _nearest(git, notes_ref, rev)
 
 
@@ -288,7 +288,7 @@ def lock_in_force(
     return _nearest(git, notes_ref, rev)
 
 
-def _nearest(git: Git, notes_ref: str, rev: Oid) -> LockRef | None:
+def _nearest(git: Git, notes_ref: str, rev: str) -> LockRef | None:
     """The nearest first-parent commit of ``rev`` with a note. The first NEAR are
     looked up by their note paths (``cat-file --batch-check``, the nearest FIRST, then
     the rest): a pin a few commits back (the pushed branch's last tip, as a rule) costs
@@ -430,7 +430,7 @@ def read_lock(
 
 
 def previous_lock(
-    git: Git, notes_ref: str, rev: Oid, cache: LockCache | None = None
+    git: Git, notes_ref: str, rev: str, cache: LockCache | None = None
 ) -> Lock | None:
     """The lock in force at ``rev`` to reuse hashes from; a broken note is never
     trusted for reuse."""

@@ -127,8 +127,7 @@ def _describes_its_commit(git: Git, pinned: Lock, policy: Policy) -> str | None:
     trees = root_trees(git, commit, pinned.roots)
     if trees != dict(pinned.trees):
         return f"the note on {commit[:12]} records root trees that commit does not have"
-    parent = git.resolve_commit(f"{commit}^")
-    previous = previous_lock(git, policy.notes_ref, parent) if parent else None
+    previous = previous_lock(git, policy.notes_ref, f"{commit}^")  # None for a root
     _, files = build_manifest(git, commit, pinned.roots, policy.lock_exclude, previous, trees=trees)
     drift = compare(pinned.files, files)
     if drift:

@@ -115,8 +115,7 @@ def pin_range(
     many older ones were left unpinned (past MAX_RANGE_PINS)."""
     walk = first_parent_walk(git, tip, exclude, roots)
     if walk:
-        parent = git.resolve_commit(f"{walk[0][0]}^")
-        start = previous_lock(git, notes_ref, parent) if parent else None
+        start = previous_lock(git, notes_ref, f"{walk[0][0]}^")  # None for a root
     else:  # nothing new on the first-parent line (a ref created at a known commit)
         start = previous_lock(git, notes_ref, tip)
         walk = [(tip, root_trees(git, tip, roots))]

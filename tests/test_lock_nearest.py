@@ -124,3 +124,11 @@ def test_a_pin_past_reach_lists_the_notes_once(tmp_path: Path) -> None:
     found = find_lock(repo, NOTES, line[-1])
     assert found is not None and found.commit == line[3]
     assert repo.listed == 1
+
+
+def test_the_lock_before_a_commit_is_asked_by_its_parent_expression(tmp_path: Path) -> None:
+    line = build(tmp_path, 5, {1, 3}, False)
+    repo = Git(cwd=str(tmp_path))
+    before = find_lock(repo, NOTES, f"{line[3]}^")
+    assert before is not None and before.commit == line[1]
+    assert find_lock(repo, NOTES, f"{line[0]}^") is None  # a root has no parent
