@@ -338,11 +338,12 @@ class Git:
         return oids
 
     def write_notes(
-        self, notes_ref: str, tip: Oid | None, notes: Mapping[Oid, Oid], message: str
+        self, notes_ref: str, tip: Oid | None, notes: Mapping[Oid, Oid | bytes], message: str
     ) -> bool:
-        """Attach each ``commit → blob id`` as that commit's note on ``notes_ref``, in
-        one notes commit on top of ``tip`` (the ref's value, None when it has none)
-        written by ``git fast-import``. False when ``notes_ref`` is not at ``tip``
+        """Attach each ``commit → blob id`` (or the note's bytes, written inline) as
+        that commit's note on ``notes_ref``, in one notes commit on top of ``tip`` (the
+        ref's value, None when it has none) written by ``git fast-import``. False when
+        ``notes_ref`` is not at ``tip``
         (moved meanwhile): fast-import never moves a ref to a commit that does not
         contain its current value (git-fast-import(1), ``--force``)."""
         text = message.encode("utf-8", "surrogateescape")
@@ -352,8 +353,11 @@ class Git:
         ]
         if tip:
             parts.append(b"from %s\n" % tip.encode())
-        for commit, blob in notes.items():
-            parts.append(b"N %s %s\n" % (blob.encode(), commit.encode()))
+        for commit, note in notes.items():
+            if isinstance(note, bytes):
+                parts.append(b"N inline %s\ndata %d\n%s\n" % (commit.encode(), len(note), note))
+            else:
+                parts.append(b"N %s %s\n" % (note.encode(), commit.encode()))
         code, _ = self.run("fast-import", "--quiet", input=b"".join(parts), ok_codes=(0, 1))
         if code == 0:
             return True

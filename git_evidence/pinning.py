@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import cast
 
 from git_evidence.errors import EvidenceError
-from git_evidence.git import Git
+from git_evidence.git import Git, blob_id
 from git_evidence.lock import (
     Lock,
     LockCache,
@@ -33,6 +33,9 @@ from git_evidence.records import now_utc
 Trees = dict[str, str | None]
 WRITE_ATTEMPTS = 5  # concurrent post-receive hooks each move the notes ref once
 MAX_RANGE_PINS = 50  # pins one push may write (the newest ones, the tip included)
+# Notes up to this many bytes in all are written inline by fast-import; larger ones as
+# blobs first (`Git.write_blobs` says why).
+INLINE_NOTES = 64 << 10
 
 
 def first_parent_walk(
@@ -207,13 +210,20 @@ def _valid(git: Git, cache: LockCache, commit: Oid, blob: Oid | None) -> Lock | 
 def write_notes(
     git: Git, notes_ref: str, tip: Oid | None, locks: Sequence[Lock], cache: LockCache
 ) -> None:
-    """Attach each lock's canonical bytes, exactly, as its commit's note: the blobs
-    written by one ``hash-object``, the notes by one notes commit on top of the notes
-    ref (``tip`` first, then its value when another writer moved it meanwhile)."""
+    """Attach each lock's canonical bytes, exactly, as its commit's note, by one notes
+    commit on top of the notes ref (``tip`` first, then its value when another writer
+    moved it meanwhile): small notes inline, large ones written as blobs first by one
+    ``hash-object``. The cache learns each note under the blob id git gives it."""
     if not locks:
         return
-    blobs = git.write_blobs([lock.canonical for lock in locks])
-    notes = {lock.commit: blob for lock, blob in zip(locks, blobs, strict=True)}
+    notes: dict[Oid, Oid | bytes]
+    if sum(len(lock.canonical) for lock in locks) <= INLINE_NOTES:
+        # Small notes go inline through fast-import: one process less for a push.
+        blobs = [blob_id(lock.canonical, lock.commit) for lock in locks]
+        notes = {lock.commit: lock.canonical for lock in locks}
+    else:
+        blobs = git.write_blobs([lock.canonical for lock in locks])
+        notes = {lock.commit: blob for lock, blob in zip(locks, blobs, strict=True)}
     message = f"git evidence: pin {len(notes)} commit(s)\n"
     for attempt in range(WRITE_ATTEMPTS):
         if attempt:
