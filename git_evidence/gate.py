@@ -216,6 +216,33 @@ def _policy_problem(cat: CatFile, commit: str) -> tuple[str | None, Policy | Non
         return exc.message, None
 
 
+def carried_problems(git: Git, bottom: str | None, top: str, policy: Policy) -> list[str]:
+    """What policy-invalid would refuse in a push that leaves a protected ref at ``top``
+    (from ``bottom``, None for a new history), as pre-receive decides it: the policy
+    file ``top`` carries when it differs from ``bottom``'s, and the labels file at the
+    path the policy in force after the push names, when either file differs."""
+    with CatFile(git) as cat:
+        problems: list[str] = []
+
+        def moved(path: str) -> bool:
+            now = cat.get(f"{top}:{path}")
+            before = cat.get(f"{bottom}:{path}") if bottom else None
+            return (now[0] if now else None) != (before[0] if before else None)
+
+        policy_moved = bottom is None or moved(POLICY_FILE)
+        carried: Policy | None = None
+        if policy_moved:
+            problem, carried = _policy_problem(cat, top)
+            if problem:
+                problems.append(problem)
+        after = policy if carried is None or _sealed(policy) else carried
+        if policy_moved or moved(after.labels_path):
+            problem = _labels_problem(cat, top, after.labels_path)
+            if problem:
+                problems.append(problem)
+    return problems
+
+
 def _sealed(policy: Policy) -> bool:
     """A policy sealed on the server (``evidence.policyFile``) wins over any file a
     commit carries, its ``[labels].path`` included."""
