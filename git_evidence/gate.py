@@ -34,6 +34,9 @@ from git_evidence.ranges import (
 from git_evidence.report import Report
 
 MAX_FINDINGS_KEY = "evidence.maxFindings"
+UNPUSHED_FILES = (
+    "a push of this to a protected ref is refused until the file parses: fix it and commit again"
+)
 
 
 def decide(
@@ -98,6 +101,7 @@ def _judge(
             endpoints.append(rows)
         PROGRESS.stage = "checking the lock and the freeze ledger"
         pins = lockcheck.pin_lookup(git, cat, policy.notes_ref)
+        notes: list[str] = []
         for outcome, rows in zip(decisions, endpoints, strict=True):
             facts = outcome.facts
             if facts.notes and facts.update.ref.casefold() == policy.judge.notes_ref.casefold():
@@ -112,19 +116,26 @@ def _judge(
                 or fold_path(POLICY_FILE) in moved
                 or any(_touches(summaries[c], paths.POLICY, POLICY_FILE) for c in facts.commits)
             )
-            carried: Policy | None = None  # the policy file the new tip carries, parsed
-            if facts.protected and policy_moved:
-                facts.policy_changed = True
-                problem, carried = _policy_problem(cat, facts.commit)
-                outcome.findings += rules.decide_policy_file(facts, problem, POLICY_FILE)
-            if facts.protected:
+            # The files a protected ref must be left with parsing; a range `check` judges
+            # is no ref, so what a push of it to a protected ref would meet is a note.
+            if facts.protected or not facts.named_ref:
+                carried: Policy | None = None  # the policy file the new tip carries, parsed
+                files: list[rules.Finding] = []
+                if policy_moved:
+                    facts.policy_changed = facts.protected
+                    problem, carried = _policy_problem(cat, facts.commit)
+                    files += rules.decide_policy_file(facts, problem, POLICY_FILE)
                 # The labels file the tip leaves: at the path the policy in force after
                 # the push names (a sealed policy's, else the one the tip carries).
                 after = policy if carried is None or _sealed(policy) else carried
                 folded = fold_path(after.labels_path)
                 if policy_moved or folded in moved or _labels_touched(summaries, facts, folded):
                     problem = _labels_problem(cat, facts.commit, after.labels_path)
-                    outcome.findings += rules.decide_labels_file(facts, problem, after.labels_path)
+                    files += rules.decide_labels_file(facts, problem, after.labels_path)
+                if facts.protected:
+                    outcome.findings += files
+                else:
+                    notes += [f"{f.rule}: {f.message} ({UNPUSHED_FILES})" for f in files]
             found = lockcheck.lock_facts(git, cat, policy, facts.base, facts.commit, view.notes)
             outcome.findings += rules.decide_lock(facts, found, policy, who)
             touched = [(c, change) for c in facts.commits for change in summaries[c].ledger]
@@ -140,7 +151,7 @@ def _judge(
 
                 faults = quotacheck.quota_problems(git, cat, facts, spent, policy, who)
                 outcome.findings += quota.decide_quota(facts, faults, policy.quota_path)
-    return Report(who, policy, decisions)
+    return Report(who, policy, decisions, notes=notes)
 
 
 def show_findings(git: Git, report: Report, given: int | None) -> None:
@@ -214,33 +225,6 @@ def _policy_problem(cat: CatFile, commit: str) -> tuple[str | None, Policy | Non
         return None, parse_policy(data, source)
     except PolicyError as exc:
         return exc.message, None
-
-
-def carried_problems(git: Git, bottom: str | None, top: str, policy: Policy) -> list[str]:
-    """What policy-invalid would refuse in a push that leaves a protected ref at ``top``
-    (from ``bottom``, None for a new history), as pre-receive decides it: the policy
-    file ``top`` carries when it differs from ``bottom``'s, and the labels file at the
-    path the policy in force after the push names, when either file differs."""
-    with CatFile(git) as cat:
-        problems: list[str] = []
-
-        def moved(path: str) -> bool:
-            now = cat.get(f"{top}:{path}")
-            before = cat.get(f"{bottom}:{path}") if bottom else None
-            return (now[0] if now else None) != (before[0] if before else None)
-
-        policy_moved = bottom is None or moved(POLICY_FILE)
-        carried: Policy | None = None
-        if policy_moved:
-            problem, carried = _policy_problem(cat, top)
-            if problem:
-                problems.append(problem)
-        after = policy if carried is None or _sealed(policy) else carried
-        if policy_moved or moved(after.labels_path):
-            problem = _labels_problem(cat, top, after.labels_path)
-            if problem:
-                problems.append(problem)
-    return problems
 
 
 def _sealed(policy: Policy) -> bool:
