@@ -57,6 +57,27 @@ def blob_id(data: bytes | memoryview, like: str) -> Oid:
     return Oid(digest.hexdigest())
 
 
+def _one_line(spec: str) -> bytes:
+    """``spec`` as a line of ``cat-file --batch``'s input: one spec a line, so one
+    with a newline would name another object (and shift every later answer)."""
+    if "\n" in spec:
+        raise EvidenceError(
+            f"cannot look up {spec!r}: it contains a newline",
+            fix="name the object without a newline; nothing was allowed",
+        )
+    return spec.encode("utf-8", "surrogateescape") + b"\n"
+
+
+def _found(header: bytes) -> tuple[Oid, str, int] | None:
+    """``(object id, type, size)`` of a ``cat-file --batch(-check)`` answer, or None
+    for "<spec> missing" (or "ambiguous"): the spec may hold spaces, and only a found
+    line ends in a number."""
+    fields = header.rstrip(b"\n").rsplit(b" ", 2)
+    if len(fields) != 3 or not fields[2].isdigit():
+        return None
+    return Oid(fields[0].decode()), fields[1].decode(), int(fields[2])
+
+
 def zsplit(data: bytes) -> list[bytes]:
     """Split NUL-terminated git output; a trailing NUL gives no empty item."""
     if not data:
@@ -215,21 +236,12 @@ class Git:
         when it names nothing."""
         if not specs:
             return []
-        for spec in specs:
-            if "\n" in spec:  # one spec per line: a newline would shift every answer
-                raise EvidenceError(
-                    f"cannot look up {spec!r}: it contains a newline",
-                    fix="name the object without a newline; nothing was allowed",
-                )
-        query = "".join(f"{spec}\n" for spec in specs).encode("utf-8", "surrogateescape")
+        query = b"".join(_one_line(spec) for spec in specs)
         lines = self.out("cat-file", "--batch-check", input=query).split(b"\n")[:-1]
         result: list[tuple[Oid, str] | None] = []
         for line in lines:
-            # Found: "<oid> <type> <size>". Not found: "<spec> missing" (or "ambiguous"),
-            # where the spec may hold spaces: only a found line ends in a number.
-            fields = line.decode("utf-8", "surrogateescape").rsplit(" ", 2)
-            found = len(fields) == 3 and fields[2].isdigit()
-            result.append((Oid(fields[0]), fields[1]) if found else None)
+            found = _found(line)
+            result.append(found[:2] if found else None)
         if len(result) != len(specs):
             raise EvidenceError(
                 f"git cat-file --batch-check answered {len(result)} of {len(specs)} lookups",
@@ -401,28 +413,10 @@ class Git:
             self.env = saved
 
     def blob_at(self, rev: str, path: str) -> bytes | None:
-        """The bytes of ``rev:path`` when it is a blob, else None: one ``cat-file
-        --batch`` (its header line, then the object's bytes)."""
-        spec = f"{rev}:{path}"
-        if "\n" in spec:  # one spec per line: a newline would name another object
-            raise EvidenceError(
-                f"cannot look up {spec!r}: it contains a newline",
-                fix="name the object without a newline; nothing was allowed",
-            )
-        out = self.out("cat-file", "--batch", input=spec.encode("utf-8", "surrogateescape") + b"\n")
-        header, _, body = out.partition(b"\n")
-        # Found: "<oid> <type> <size>"; not found: "<spec> missing" (the spec may hold
-        # spaces: only a found line ends in a number).
-        fields = header.rsplit(b" ", 2)
-        if len(fields) != 3 or not fields[2].isdigit() or fields[1] != b"blob":
-            return None
-        size = int(fields[2])
-        if len(body) != size + 1:
-            raise EvidenceError(
-                f"git cat-file --batch gave {len(body) - 1} of {size} bytes of {spec}",
-                fix="check that the repository is intact (git fsck); nothing was allowed",
-            )
-        return body[:size]
+        """The bytes of ``rev:path`` when it is a blob, else None."""
+        with CatFile(self) as cat:
+            hit = cat.get(f"{rev}:{path}")
+        return hit[2] if hit is not None and hit[1] == "blob" else None
 
     # -- streams ---------------------------------------------------------------
 
@@ -583,23 +577,25 @@ class CatFile:
     def get(self, spec: str) -> tuple[Oid, str, bytes] | None:
         """``(object id, type, content)`` of any object expression (``rev:path``
         included), or None when it names nothing."""
-        if "\n" in spec:
-            return None
+        line = _one_line(spec)
         if self._proc is None:
             self._proc = self._git.popen("cat-file", "--batch")
         proc = self._proc
         assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(spec.encode("utf-8", "surrogateescape") + b"\n")
+        proc.stdin.write(line)
         proc.stdin.flush()
-        header = proc.stdout.readline().split()
-        if len(header) != 3:
-            if not header:
-                raise GitError(["git", "cat-file", "--batch"], 128, b"", b"cat-file ended")
+        header = proc.stdout.readline()
+        if not header:
+            raise GitError(["git", "cat-file", "--batch"], 128, b"", b"cat-file ended")
+        found = _found(header)
+        if found is None:
             return None
-        size = int(header[2])
+        oid, kind, size = found
         data = proc.stdout.read(size)
         proc.stdout.read(1)  # the newline after the object
-        return Oid(header[0].decode()), header[1].decode(), data
+        if len(data) != size:
+            raise GitError(["git", "cat-file", "--batch"], 128, b"", b"cat-file ended")
+        return oid, kind, data
 
     def read(self, oid: str) -> bytes:
         hit = self.get(oid)

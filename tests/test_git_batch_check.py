@@ -8,7 +8,7 @@ import pytest
 from conftest import git
 
 from git_evidence.errors import EvidenceError
-from git_evidence.git import Git
+from git_evidence.git import CatFile, Git
 
 
 @pytest.fixture
@@ -71,3 +71,19 @@ def test_blob_at_refuses_a_path_with_a_newline(repo: Git) -> None:
     # "HEAD:x\nHEAD:plain" would be two lookups, the second answering for the first.
     with pytest.raises(EvidenceError, match="newline"):
         repo.blob_at("HEAD", "x\nHEAD:plain")
+
+
+# -- CatFile: the same answers, one process for many lookups --------------------------
+
+
+def test_catfile_a_missing_path_with_two_words_is_missing_not_an_object(repo: Git) -> None:
+    # "HEAD:x y missing" has three fields, like a found "<oid> <type> <size>".
+    with CatFile(repo) as cat:
+        assert cat.get("HEAD:x y") is None
+        hit = cat.get("HEAD:a b/c")  # the process still answers after a miss
+        assert hit is not None and hit[1:] == ("blob", b"x\n")
+
+
+def test_catfile_refuses_a_spec_with_a_newline(repo: Git) -> None:
+    with CatFile(repo) as cat, pytest.raises(EvidenceError, match="newline"):
+        cat.get("HEAD:x\nHEAD:plain")
