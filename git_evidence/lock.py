@@ -285,7 +285,7 @@ def lock_in_force(
         return LockRef(rev, own)
     if not any_notes:
         return None
-    return _nearest(git, notes_ref, rev)
+    return _nearest(git, notes_ref, f"{rev}^")  # ``rev`` itself has none
 
 
 def _nearest(git: Git, notes_ref: str, rev: str) -> LockRef | None:
@@ -296,13 +296,11 @@ def _nearest(git: Git, notes_ref: str, rev: str) -> LockRef | None:
     its notes only grow. Past them, every note is listed once and the first-parent line
     walked on."""
     near = git.first_parent_ids(rev, NEAR)
-    per = len(note_paths(notes_ref, ZERO_OID))
     for group in (near[:FIRST], near[FIRST:]):
-        hits = git.batch_check([spot for c in group for spot in note_paths(notes_ref, c)])
-        for i, commit in enumerate(group):
-            blob = own_note(hits[i * per : (i + 1) * per])
-            if blob is not None:
-                return LockRef(commit, blob)
+        own, _ = own_notes(git, notes_ref, group)
+        nearest = next((commit for commit in group if commit in own), None)
+        if nearest is not None:
+            return LockRef(nearest, own[nearest])
     if len(near) < NEAR:
         return None  # the whole first-parent line was looked up
     notes = git.notes(notes_ref)
@@ -317,6 +315,22 @@ def _nearest(git: Git, notes_ref: str, rev: str) -> LockRef | None:
 def own_note(hits: Sequence[tuple[Oid, str] | None]) -> Oid | None:
     """The note blob among a ``batch_check`` of ``note_paths``, if there is one."""
     return next((hit[0] for hit in hits if hit is not None and hit[1] == "blob"), None)
+
+
+def own_notes(
+    git: Git, notes_ref: str, commits: Sequence[Oid], *also: str
+) -> tuple[dict[Oid, Oid], list[tuple[Oid, str] | None]]:
+    """The note blob each of ``commits`` has (at one of its ``note_paths``), and the
+    answers for the object expressions ``also``: one ``cat-file --batch-check``."""
+    per = len(note_paths(notes_ref, ZERO_OID))
+    spots = [spot for commit in commits for spot in note_paths(notes_ref, commit)]
+    hits = git.batch_check([*spots, *also])
+    own: dict[Oid, Oid] = {}
+    for i, commit in enumerate(commits):
+        blob = own_note(hits[i * per : (i + 1) * per])
+        if blob is not None:
+            own[commit] = blob
+    return own, hits[len(spots) :]
 
 
 class CachedLock(NamedTuple):

@@ -12,8 +12,8 @@ from git_evidence.lock import (
     LockCache,
     LockInvalid,
     LockRef,
-    find_lock,
-    note_paths,
+    lock_in_force,
+    own_notes,
     parse_note,
     pin_digest,
     previous_lock,
@@ -53,14 +53,12 @@ def lock_facts(
         return facts
     roots, exclude = policy.lock_roots, policy.lock_exclude
     cache = LockCache(git)
-    spots = note_paths(policy.notes_ref, base)
     at = [f"{rev}:{root}" for rev in (base, new) for root in roots]
-    hits = git.batch_check([*spots, *at])
-    blob = next((h[0] for h in hits[: len(spots)] if h is not None and h[1] == "blob"), None)
-    base_trees = tree_ids(roots, hits[len(spots) : len(spots) + len(roots)])
-    new_trees = tree_ids(roots, hits[len(spots) + len(roots) :])
+    notes, hits = own_notes(git, policy.notes_ref, [base], *at)
+    base_trees = tree_ids(roots, hits[: len(roots)])
+    new_trees = tree_ids(roots, hits[len(roots) :])
 
-    found = LockRef(base, blob) if blob is not None else find_lock(git, policy.notes_ref, base)
+    found = lock_in_force(git, policy.notes_ref, base, notes.get(base), any_notes=True)
     facts.found = found
     summary = cache.get(found.blob) if found is not None else None
     lock: Lock | None = None

@@ -21,13 +21,12 @@ from git_evidence.lock import (
     LockInvalid,
     LockRef,
     lock_in_force,
-    note_paths,
-    own_note,
+    own_notes,
     previous_lock,
     read_lock,
 )
 from git_evidence.manifest import build_manifest, root_trees, tree_ids
-from git_evidence.oids import ZERO_OID, Oid
+from git_evidence.oids import Oid
 from git_evidence.records import now_utc
 
 Trees = dict[str, str | None]
@@ -84,12 +83,12 @@ def pin(
     One ``cat-file --batch-check`` answers where ``rev``'s note would be, where the
     notes ref is and the root trees; the lock before it is looked for only when
     ``rev`` has no note of its own."""
-    spots = note_paths(notes_ref, rev)
-    hits = git.batch_check([*spots, notes_ref, *(f"{rev}:{root}" for root in roots)])
-    own = own_note(hits[: len(spots)])
-    tip_hit = hits[len(spots)]
+    notes, (tip_hit, *at) = own_notes(
+        git, notes_ref, [rev], notes_ref, *(f"{rev}:{root}" for root in roots)
+    )
+    own = notes.get(rev)
     tip = tip_hit[0] if tip_hit is not None else None
-    trees = tree_ids(roots, hits[len(spots) + 1 :])
+    trees = tree_ids(roots, at)
     cache = LockCache(git)
     start = _valid(git, cache, rev, own)
     if start is not None and start.roots == tuple(roots) and dict(start.trees) == trees:
@@ -186,16 +185,8 @@ def _own_notes(
 ) -> tuple[dict[Oid, Oid], Oid | None]:
     """The note blob each of ``commits`` already has, and the notes ref's value, in
     one ``cat-file --batch-check``."""
-    per = len(note_paths(notes_ref, ZERO_OID))
-    spots = [spot for commit in commits for spot in note_paths(notes_ref, commit)]
-    hits = git.batch_check([*spots, notes_ref])
-    own: dict[Oid, Oid] = {}
-    for i, commit in enumerate(commits):
-        blob = own_note(hits[i * per : (i + 1) * per])
-        if blob is not None:
-            own[commit] = blob
-    tip = hits[-1][0] if hits[-1] is not None else None
-    return own, tip
+    own, (tip,) = own_notes(git, notes_ref, commits, notes_ref)
+    return own, tip[0] if tip is not None else None
 
 
 def _valid(git: Git, cache: LockCache, commit: Oid, blob: Oid | None) -> Lock | None:

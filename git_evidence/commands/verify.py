@@ -39,12 +39,11 @@ def run(args: argparse.Namespace) -> int:
         policy, base = policy_and_base(git, refs, None)
 
     # One batch-check: REV's own note, whether there are notes at all, REV's roots.
-    spots = lock.note_paths(policy.notes_ref, rev)
     roots = list(policy.lock_roots)
-    hits = git.batch_check([*spots, policy.notes_ref, *(f"{rev}:{root}" for root in roots)])
-    own = lock.own_note(hits[: len(spots)])
-    found = lock.lock_in_force(git, policy.notes_ref, rev, own, hits[len(spots)] is not None)
-    rev_trees = manifest.tree_ids(roots, hits[len(spots) + 1 :])
+    at = (f"{rev}:{root}" for root in roots)
+    own, (ref, *root_hits) = lock.own_notes(git, policy.notes_ref, [rev], policy.notes_ref, *at)
+    found = lock.lock_in_force(git, policy.notes_ref, rev, own.get(rev), ref is not None)
+    rev_trees = manifest.tree_ids(roots, root_hits)
     summary: lock.CachedLock | None = None
     problem = None
     drift: list[Drift] = []
