@@ -182,13 +182,7 @@ class Git:
     def symrefs(self) -> dict[str, str]:
         """Every symbolic ref that resolves to an existing ref, mapped to the ref it
         finally names (``%(symref)`` follows the whole chain)."""
-        out = self.out("for-each-ref", "--format=%(refname)%00%(symref)")
-        aliases: dict[str, str] = {}
-        for line in out.decode("utf-8", "surrogateescape").splitlines():
-            name, _, target = line.partition("\0")
-            if target:
-                aliases[name] = target
-        return aliases
+        return self.refs_and_symrefs()[1]
 
     def symref_target(self, ref: str) -> str | None:
         """The ref a symbolic ref finally names, also when that ref does not exist yet
