@@ -109,23 +109,14 @@ def test_pre_receive_outside_a_repository_fails_closed(tmp_path: Path) -> None:
 
 
 def test_rules_lists_every_rule_with_its_fix() -> None:
+    from typing import get_args
+
+    from git_evidence.errors import ERROR_RULES
+    from git_evidence.rules import RuleId
+
     result = evidence(".", "rules")
-    for rule in (
-        "mixed-commit",
-        "mixed-range",
-        "evidence-untrusted",
-        "notes-forge",
-        "replace-ref",
-        "ref-namespace",
-        "non-fast-forward",
-        "protected-delete",
-        "not-a-commit",
-        "other-path",
-        "added-test",
-        "test-edit",
-        "policy-error",
-        "git-error",
-    ):
+    assert {"mixed-commit", "policy-error", "git-error"} <= {*get_args(RuleId), *ERROR_RULES}
+    for rule in (*get_args(RuleId), *sorted(ERROR_RULES)):
         assert f"\n{rule} (" in "\n" + result.stdout
 
 
