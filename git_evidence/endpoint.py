@@ -309,14 +309,9 @@ class _Graph:
 
         # segment → the first touching position per path (entry is at the head)
         first: dict[int, dict[int, int]] = {}
-        where = self.where
         for path, number in bit.items():
-            for oid in self.touching.get(path, ()):
-                at = where.get(oid)
-                if at is not None:
-                    per_bit = first.setdefault(at[0], {})
-                    if at[1] < per_bit.get(number, at[1] + 1):
-                        per_bit[number] = at[1]
+            for segment, positions in self._positions(path).items():
+                first.setdefault(segment, {})[number] = positions[0]
         touched = {segment: mask(hits) for segment, hits in first.items()}
         differ_bits: dict[tuple[str, str], list[int]] = {}
         for merge, parent, path in self.differs:
