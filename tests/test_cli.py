@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import Work, evidence, git
+from conftest import Work, evidence, evidence_process, git
 
 
 def test_classify_prints_class_and_glob(work: Work) -> None:
@@ -170,3 +170,44 @@ def test_git_evidence_help_opens_the_man_page(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "GIT-EVIDENCE(1)" in result.stdout
     assert "mixed-commit" in result.stdout.replace("\u2010", "-")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("classify", "src/a.py", "tests/fixtures/x", "Makefile"),
+        ("rules", "--format", "json"),
+        ("check", "no-such-revision"),
+        ("check", "--format", "json", "HEAD~1..HEAD"),
+        ("show-lock",),
+        ("freeze", "list"),
+        ("no-such-command",),
+    ],
+    ids=" ".join,
+)
+def test_a_command_run_in_the_test_process_answers_as_its_own_process(
+    work: Work, args: tuple[str, ...]
+) -> None:
+    """The helper runs commands inside the test process to spare an interpreter's
+    start; what it returns must be what the command line gives as a process."""
+    work.write("src/b.py")
+    work.write("tests/fixtures/b.json")
+    work.commit("mixed")
+    inside = evidence(work.path, *args)
+    outside = evidence_process(work.path, *args)
+    assert (inside.returncode, inside.stdout, inside.stderr) == (
+        outside.returncode,
+        outside.stdout,
+        outside.stderr,
+    )
+
+
+def test_a_command_run_in_the_test_process_leaves_the_test_as_it_was(work: Work) -> None:
+    work.write("src/b.py")
+    work.write("tests/fixtures/b.json")
+    work.commit("mixed")
+    before = (os.getcwd(), dict(os.environ), [os.fstat(fd).st_ino for fd in (0, 1, 2)])
+    result = evidence(work.path, "check", env={"EVIDENCE_SOMETHING": "1"}, input=b"ignored")
+    assert result.returncode == 1, result.stderr  # the mixed commit of the clone is refused
+    after = (os.getcwd(), dict(os.environ), [os.fstat(fd).st_ino for fd in (0, 1, 2)])
+    assert after == before
