@@ -1,6 +1,7 @@
 """The lines the package never crosses, read from its source with ``ast`` (no import
 runs): no command imports another command; the pure modules import nothing that runs
-git or any other process; no import circle. And the hooks never load GitPython."""
+git or any other process; no import circle. And the hooks never load GitPython, nor
+argparse (git starts them with their usual arguments)."""
 
 from __future__ import annotations
 
@@ -212,7 +213,7 @@ def test_no_import_circle_even_for_types() -> None:
     )
 
 
-# --- the hook path never loads GitPython --------------------------------------------
+# --- the hook path never loads GitPython, nor argparse ------------------------------
 
 WRAPPER = """\
 import sys
@@ -222,14 +223,16 @@ from git_evidence.cli import main
 try:
     code = main(sys.argv[1:])
 finally:
-    sys.stderr.write("\\nGITPYTHON-LOADED=%s\\n" % ("git" in sys.modules))
+    loaded = sorted({{"git", "argparse"}} & set(sys.modules))
+    sys.stderr.write("\\nLOADED=%s\\n" % ",".join(loaded))
 sys.exit(code)
 """
 
 
 def _hook(
     cwd: Path, wrapper: Path, args: list[str], stdin: str
-) -> tuple[subprocess.CompletedProcess[str], bool]:
+) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """Run a hook; which of GitPython (``git``) and ``argparse`` it loaded."""
     proc = subprocess.run(
         [sys.executable, str(wrapper), *args],
         cwd=cwd,
@@ -238,9 +241,9 @@ def _hook(
         text=True,
         check=False,
     )
-    marks = [line for line in proc.stderr.splitlines() if line.startswith("GITPYTHON-LOADED=")]
+    marks = [line for line in proc.stderr.splitlines() if line.startswith("LOADED=")]
     assert len(marks) == 1, proc.stderr
-    return proc, marks[0] == "GITPYTHON-LOADED=True"
+    return proc, set(filter(None, marks[0].removeprefix("LOADED=").split(",")))
 
 
 @pytest.fixture
@@ -263,44 +266,46 @@ def pushed(tmp_path: Path) -> Iterator[tuple[Path, Work, str, str]]:
     yield bare, work, old, new
 
 
-def test_wrapper_notices_gitpython_when_it_is_loaded(
+def test_wrapper_notices_gitpython_and_argparse_when_they_are_loaded(
     tmp_path: Path, pushed: tuple[Path, Work, str, str]
 ) -> None:
     bare, _work, old, new = pushed
     loud = tmp_path / "loud.py"
-    loud.write_text(WRAPPER.format(first="import git  # GitPython"))
+    loud.write_text(WRAPPER.format(first="import git, argparse  # GitPython"))
     _proc, loaded = _hook(bare, loud, ["pre-receive"], f"{old} {new} refs/heads/main\n")
-    assert loaded
+    assert loaded == {"git", "argparse"}
 
 
-def test_pre_receive_never_loads_gitpython(
+def test_pre_receive_never_loads_gitpython_nor_argparse(
     wrapper: Path, pushed: tuple[Path, Work, str, str]
 ) -> None:
     bare, _work, old, new = pushed
     proc, loaded = _hook(bare, wrapper, ["pre-receive"], f"{old} {new} refs/heads/main\n")
     assert proc.returncode == 0, proc.stderr
-    assert not loaded
+    assert not loaded, loaded
 
 
-def test_post_receive_never_loads_gitpython(
+def test_post_receive_never_loads_gitpython_nor_argparse(
     wrapper: Path, pushed: tuple[Path, Work, str, str]
 ) -> None:
     bare, _work, old, new = pushed
     git(bare, "update-ref", "refs/heads/main", new, old)
     proc, loaded = _hook(bare, wrapper, ["post-receive"], f"{old} {new} refs/heads/main\n")
     assert proc.returncode == 0, proc.stderr
-    assert not loaded
+    assert not loaded, loaded
 
 
-def test_pre_push_never_loads_gitpython(wrapper: Path, pushed: tuple[Path, Work, str, str]) -> None:
+def test_pre_push_never_loads_gitpython_nor_argparse(
+    wrapper: Path, pushed: tuple[Path, Work, str, str]
+) -> None:
     bare, work, old, new = pushed
     line = f"refs/heads/main {new} refs/heads/main {old}\n"
     proc, loaded = _hook(work.path, wrapper, ["pre-push", "origin", str(bare)], line)
     assert proc.returncode == 0, proc.stderr
-    assert not loaded
+    assert not loaded, loaded
 
 
-def test_pre_commit_never_loads_gitpython(
+def test_pre_commit_never_loads_gitpython_nor_argparse(
     wrapper: Path, pushed: tuple[Path, Work, str, str]
 ) -> None:
     _bare, work, _old, _new = pushed
@@ -308,7 +313,7 @@ def test_pre_commit_never_loads_gitpython(
     work.git("add", "src/app.py")
     proc, loaded = _hook(work.path, wrapper, ["pre-commit"], "")
     assert proc.returncode == 0, proc.stderr
-    assert not loaded
+    assert not loaded, loaded
 
 
 def test_design_notes_list_every_module_once() -> None:

@@ -22,7 +22,7 @@ import pytest
 from conftest import PROJECT, Work, evidence, git
 
 from git_evidence import options, progress
-from git_evidence.cli import build_parser
+from git_evidence.arguments import build_parser
 
 MAN = PROJECT / "man" / "git-evidence.1"
 COMMON = {"-q", "--quiet", "-v", "--verbose", "--format", "-h", "--help"}

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from git_evidence.cli import HOOK_ARGS, HOOKS, build_parser, hook_args
+from git_evidence.arguments import build_parser
+from git_evidence.cli import HOOK_ARGS, HOOKS, hook_args
 
 AS_GIT_STARTS_THEM = [
     ["pre-commit"],

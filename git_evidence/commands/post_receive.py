@@ -8,9 +8,9 @@ for what a push brought to a protected branch is written here."""
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from git_evidence import pinning
 from git_evidence.context import judged_refs, server_aliases, server_policy, server_view
@@ -18,6 +18,9 @@ from git_evidence.errors import EXIT_ERROR, EvidenceError
 from git_evidence.git import Git
 from git_evidence.identity import server_pusher
 from git_evidence.ranges import parse_receive_lines
+
+if TYPE_CHECKING:
+    import argparse
 
 
 def short_digest(digest: str) -> str:

@@ -9,8 +9,8 @@ and a committed policy that does not parse lets through the one commit that fixe
 
 from __future__ import annotations
 
-import argparse
 import os
+from typing import TYPE_CHECKING
 
 from git_evidence import labels, rules
 from git_evidence.context import client_policy
@@ -22,6 +22,9 @@ from git_evidence.paths import Change
 from git_evidence.policy import POLICY_FILE, Policy, parse_policy
 from git_evidence.ranges import CommitDiff, LinkResolver, RefUpdate, UpdateFacts, parse_raw
 from git_evidence.report import Report
+
+if TYPE_CHECKING:
+    import argparse
 
 
 def run(args: argparse.Namespace) -> Report:

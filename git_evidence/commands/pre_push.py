@@ -8,9 +8,9 @@ commit). Then the local branch named, or HEAD, is judged, and the report says so
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from git_evidence import gate, rules
 from git_evidence.context import client_policy, client_view
@@ -20,6 +20,9 @@ from git_evidence.identity import client_identity
 from git_evidence.oids import zero_oid
 from git_evidence.ranges import RefUpdate, parse_push_lines
 from git_evidence.report import Report
+
+if TYPE_CHECKING:
+    import argparse
 
 
 def run(args: argparse.Namespace) -> Report:

@@ -3,9 +3,9 @@ line first, then judges each update against the server's current refs."""
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from git_evidence import budget, gate
 from git_evidence.context import (
@@ -21,6 +21,9 @@ from git_evidence.policy import POLICY_FILE, Policy
 from git_evidence.ranges import parse_receive_lines
 from git_evidence.report import Report
 from git_evidence.rules import REJECT, decide_policy_file
+
+if TYPE_CHECKING:
+    import argparse
 
 
 def run(args: argparse.Namespace) -> Report:
