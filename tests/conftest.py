@@ -51,6 +51,13 @@ MEMORY_TMP = Path("/dev/shm")
 MEMORY_TMP_FREE = 2 << 30  # bytes it must have free
 
 
+# pytest keeps the test modules it rewrote for their assertions as bytecode, unless the
+# environment forbids bytecode (PYTHONDONTWRITEBYTECODE): then every worker rewrites all
+# of them again, about 2 s each. The test modules' bytecode is pytest's cache, in
+# tests/__pycache__ (ignored by git); the code under test is unaffected.
+sys.dont_write_bytecode = False
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Temporary directories in memory when the machine has room there, unless the
     user chose a place (``TMPDIR``, ``--basetemp``; xdist's workers are given one)."""
