@@ -65,13 +65,19 @@ def write_quota(pytester: pytest.Pytester, granted: int) -> None:
     (pytester.path / QUOTA_FILE).write_text(text)
 
 
-def run(pytester: pytest.Pytester, *args: str, files: bool = True) -> pytest.RunResult:
+def run(
+    pytester: pytest.Pytester, *args: str, files: bool = True, process: bool = False
+) -> pytest.RunResult:
     """pytest with the plugin asked for by name, and (``files``) the labels and quota
-    read from files as `git evidence judge` hands them over."""
+    read from files as `git evidence judge` hands them over.
+
+    The session runs in this process (a fresh config and plugin manager; the plugin
+    keeps a session's state in an object it registers on that config), sparing the
+    ~150 ms of a process's start and imports; ``process`` runs it as a process of its
+    own, for what only a fresh interpreter shows (how the plugin's modules load)."""
     given = ["--evidence-labels", LABELS_FILE, "--evidence-quota", QUOTA_FILE] if files else []
-    return pytester.runpytest_subprocess(
-        "-p", "git_evidence", "-p", "no:hypothesispytest", *given, *args
-    )
+    start = pytester.runpytest_subprocess if process else pytester.runpytest_inprocess
+    return start("-p", "git_evidence", "-p", "no:hypothesispytest", *given, *args)
 
 
 def junit_cases(path: Path) -> dict[str, ElementTree.Element]:
@@ -603,6 +609,7 @@ def test_another_retry_plugin_is_refused(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_a="def test_x(): pass\n")
     write_labels(pytester, {"test_a.py::test_x": "invariant"})
     write_quota(pytester, 0)
+    pytester.syspathinsert()  # the stand-in plugin module, importable by its name
     result = run(pytester, "-p", "rerunfailures")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(

@@ -50,7 +50,7 @@ def test_the_plugin_modules_skip_assertion_rewriting_and_tests_keep_it(
         },
     )
     write_quota(pytester, 0)
-    result = run(pytester, *xdist)
+    result = run(pytester, *xdist, process=True)
     assert result.parseoutcomes() == {"passed": 1, "failed": 1}
     # the test module's own assertion was rewritten: pytest shows the compared values
     result.stdout.fnmatch_lines(["E       assert 1 == 2"])
