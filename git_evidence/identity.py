@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from git_evidence.policy import Policy
@@ -23,8 +22,7 @@ PUSHER_VARIABLES = (
 CLIENT = "client clone"  # the source of a client hook's identity: no name
 
 
-@dataclass(frozen=True)
-class Identity:
+class Identity(NamedTuple):
     name: str | None  # None: anonymous
     source: str  # where the name came from
     trusted_clone: bool = False  # a client clone marked `evidence.trusted`

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import NamedTuple
 
 from git_evidence.errors import EvidenceError
@@ -52,11 +52,11 @@ class Problem(NamedTuple):
     message: str
 
 
-@dataclass(frozen=True)
-class Labels:
-    """The labels in force: node id → kind, where they came from, and their digest."""
+class Labels(NamedTuple):
+    """The labels in force: node id → kind, where they came from, and their digest.
+    Its length is the number of labelled tests."""
 
-    kinds: Mapping[str, str] = field(default_factory=dict)
+    kinds: Mapping[str, str] = MappingProxyType({})
     source: str = ""
     digest: str = ""
 

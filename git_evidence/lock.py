@@ -14,8 +14,7 @@ import json
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from git_evidence.errors import EvidenceError
 from git_evidence.git import Git
@@ -28,14 +27,39 @@ SCHEMA = 1
 CACHE_DIR = "locks-v2"
 
 
-@dataclass(frozen=True)
 class Lock:
-    commit: Oid
-    roots: tuple[str, ...]
-    trees: Mapping[str, str | None]
-    files: Mapping[str, Entry]
-    pinned_by: str
-    pinned_at: str
+    """One pin: the commit, its lock roots' tree ids and files, who pinned it and when.
+    Immutable; its note bytes and digest are computed once, when first asked."""
+
+    def __init__(
+        self,
+        commit: Oid,
+        roots: tuple[str, ...],
+        trees: Mapping[str, str | None],
+        files: Mapping[str, Entry],
+        pinned_by: str,
+        pinned_at: str,
+    ) -> None:
+        self.commit: Final = commit
+        self.roots: Final = roots
+        self.trees: Final = trees
+        self.files: Final = files
+        self.pinned_by: Final = pinned_by
+        self.pinned_at: Final = pinned_at
+
+    def _fields(self) -> tuple[object, ...]:
+        return (self.commit, self.roots, self.trees, self.files, self.pinned_by, self.pinned_at)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Lock) and self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]  # its mappings are not hashable
+
+    def __repr__(self) -> str:
+        return (
+            f"Lock(commit={self.commit!r}, roots={self.roots!r}, {len(self.files)} files, "
+            f"pinned_by={self.pinned_by!r}, pinned_at={self.pinned_at!r})"
+        )
 
     def as_json(self) -> dict[str, Any]:
         return {

@@ -4,7 +4,6 @@ a pushed note describes its commit, and which pin digests exist."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from git_evidence.git import CatFile, Git
 from git_evidence.lock import (
@@ -22,17 +21,27 @@ from git_evidence.lock import (
 from git_evidence.manifest import Drift, build_manifest, compare, root_trees, tree_ids
 from git_evidence.oids import Oid
 from git_evidence.policy import Policy
+from git_evidence.slots import Slotted
 
 
-@dataclass
-class LockFacts:
+class LockFacts(Slotted):
     """What the lock says about one ref update; the rules turn it into findings."""
 
-    found: LockRef | None = None
-    invalid: str | None = None
-    breach: list[Drift] | None = None  # new vs the base's own manifest
-    stale: list[Drift] | None = None  # base vs the lock in force
-    digest: str | None = None
+    __slots__ = ("breach", "digest", "found", "invalid", "stale")
+
+    def __init__(
+        self,
+        found: LockRef | None = None,
+        invalid: str | None = None,
+        breach: list[Drift] | None = None,
+        stale: list[Drift] | None = None,
+        digest: str | None = None,
+    ) -> None:
+        self.found = found
+        self.invalid = invalid
+        self.breach = breach  # new vs the base's own manifest
+        self.stale = stale  # base vs the lock in force
+        self.digest = digest
 
 
 def lock_facts(

@@ -8,7 +8,6 @@ import re
 import sys
 import unicodedata
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Final, Literal, NamedTuple
 
 from git_evidence.globs import ANY, components_regex
@@ -158,8 +157,7 @@ class Negation(NamedTuple):
         return f"{self.klass} glob {self.glob} negated by {self.by}"
 
 
-@dataclass(frozen=True)
-class Match:
+class Match(NamedTuple):
     klass: PathClass
     glob: str | None  # None: no glob (class `other`) or a structural reason
     reason: str = ""

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from functools import cached_property
-from typing import Any, Final, Literal, cast
+from functools import lru_cache
+from types import MappingProxyType
+from typing import Any, Final, Literal, NamedTuple, cast
 
 from git_evidence import paths
 from git_evidence.errors import PolicyError
@@ -57,9 +57,13 @@ def ref_matcher(globs: Sequence[str]) -> re.Pattern[str]:
     return re.compile("|".join(alternatives) or "(?!)")
 
 
-@dataclass(frozen=True)
-class Policy:
-    paths: Mapping[PathClass, tuple[str, ...]] = field(default_factory=lambda: dict(DEFAULT_PATHS))
+@lru_cache(maxsize=16)
+def _protected_matcher(globs: tuple[str, ...]) -> re.Pattern[str]:
+    return ref_matcher(globs)
+
+
+class Policy(NamedTuple):
+    paths: Mapping[PathClass, tuple[str, ...]] = MappingProxyType(DEFAULT_PATHS)
     other_path: Decision = "hold"
     added_test: Decision = "hold"
     test_edit: Decision = "hold"
@@ -87,7 +91,7 @@ class Policy:
     retries: int = 2
     time_budget_s: float = 4.5  # under GitHub Enterprise Server's shared 5 s
     source: str = "built-in defaults"
-    judge: JudgeConfig = field(default_factory=JudgeConfig)
+    judge: JudgeConfig = JudgeConfig()
     verdict_writers: frozenset[str] | None = None  # None: the lock writers
 
     @property
@@ -129,15 +133,11 @@ class Policy:
         }
         return Classifier(self.paths, extra_roots=self.lock_roots, forced=forced)
 
-    @cached_property
-    def _protected(self) -> re.Pattern[str]:
-        return ref_matcher(self.protected)
-
     def is_protected(self, ref: str) -> bool:
         """Whether ``ref`` is protected: ``[rules].protected`` entries are ref names or
         globs over them (``*`` within a component, ``**`` across), case-insensitive.
         Every place that asks goes through here."""
-        return self._protected.fullmatch(ref.casefold()) is not None
+        return _protected_matcher(self.protected).fullmatch(ref.casefold()) is not None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -189,6 +189,9 @@ class Policy:
 # -- parsing -------------------------------------------------------------------------
 
 _LINE_NO = re.compile(r"\(at line (\d+), column \d+\)")
+
+
+_DEFAULT = Policy()  # the built-in defaults, for what a file leaves out
 
 
 class _Reader:
@@ -337,7 +340,7 @@ def parse_policy(data: bytes, source: str) -> Policy:
         values[key] = frozenset(reader.str_list("identities", key, value))
     values.update(_lock(reader, doc.get("lock", {})))
     values.update(_ledger(reader, doc.get("ledger", {})))
-    lock_ref = doc.get("lock", {}).get("notes_ref", Policy.notes_ref)
+    lock_ref = doc.get("lock", {}).get("notes_ref", _DEFAULT.notes_ref)
     values.update(judge_section(reader, doc.get("judge", {}), lock_ref))
     values.update(_labels(reader, doc.get("labels", {})))
     _distinct_files(reader, values)
@@ -365,8 +368,8 @@ def _rules(reader: _Reader, table: dict[str, Any]) -> dict[str, Any]:
         out["protected"] = tuple(reader.ref("rules", "protected", r, glob=True) for r in refs)
     if "base" in table:
         out["base"] = reader.ref("rules", "base", table["base"])
-    protected = out.get("protected", Policy.protected)
-    base = out.get("base", Policy.base)
+    protected = out.get("protected", _DEFAULT.protected)
+    base = out.get("base", _DEFAULT.base)
     if not ref_matcher(protected).fullmatch(base.casefold()):
         raise reader.fail(
             "rules",
@@ -482,9 +485,9 @@ def _labels(reader: _Reader, table: dict[str, Any]) -> dict[str, Any]:
 def _distinct_files(reader: _Reader, values: dict[str, Any]) -> None:
     """The ledger, the labels, the quota and the policy file are four different files."""
     named = {
-        ("ledger", "path"): values.get("ledger_path", Policy.ledger_path),
-        ("labels", "path"): values.get("labels_path", Policy.labels_path),
-        ("labels", "quota_path"): values.get("quota_path", Policy.quota_path),
+        ("ledger", "path"): values.get("ledger_path", _DEFAULT.ledger_path),
+        ("labels", "path"): values.get("labels_path", _DEFAULT.labels_path),
+        ("labels", "quota_path"): values.get("quota_path", _DEFAULT.quota_path),
     }
     seen = {paths.fold_path(POLICY_FILE): "the policy file"}
     for (table, key), path in named.items():

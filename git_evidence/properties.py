@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from git_evidence.errors import PolicyError
 
@@ -31,8 +30,7 @@ class Reader(Protocol):
 VERDICT_NOTES_REF = "refs/notes/evidence-verdicts"
 
 
-@dataclass(frozen=True)
-class JudgeProperty:
+class JudgeProperty(NamedTuple):
     """One ``[[judge.property]]`` (SPEC §11.4): a command the judge runs ``repeat``
     times for each seed."""
 
@@ -62,8 +60,7 @@ class JudgeProperty:
         }
 
 
-@dataclass(frozen=True)
-class JudgeConfig:
+class JudgeConfig(NamedTuple):
     """``[judge]``: where verdicts are noted, defaults for properties, the properties."""
 
     notes_ref: str = VERDICT_NOTES_REF

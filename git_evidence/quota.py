@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
@@ -135,8 +134,7 @@ def retry_allowed(remaining_retries: int, used_including_this: int) -> bool:
     return remaining_retries - used_including_this >= 0
 
 
-@dataclass(frozen=True)
-class Writers:
+class Writers(NamedTuple):
     """Who may append what: grants need an evidence writer (named in the line and
     pushing it), spends a ledger writer."""
 

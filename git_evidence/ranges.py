@@ -8,7 +8,6 @@ from __future__ import annotations
 import itertools
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import NamedTuple, cast
 
 from git_evidence.errors import GitError, UsageError
@@ -17,13 +16,13 @@ from git_evidence.links import LinkWalk, follow_link
 from git_evidence.oids import Oid, is_oid, is_zero
 from git_evidence.paths import GITLINK_MODE, SYMLINK_MODE, Change
 from git_evidence.policy import Policy
+from git_evidence.slots import Slotted
 
 # ``sys.intern`` for the ids the stream parses: typed to give an Oid, at no cost per id.
 _intern_oid = cast("Callable[[str], Oid]", sys.intern)
 
 
-@dataclass(frozen=True)
-class RefUpdate:
+class RefUpdate(NamedTuple):
     old: Oid
     new: Oid
     ref: str
@@ -68,8 +67,7 @@ def parse_push_lines(data: bytes) -> list[RefUpdate]:
     return out
 
 
-@dataclass(frozen=True)
-class RefView:
+class RefView(NamedTuple):
     """The refs an update is judged against: the server's current refs, or on a client
     what it knows of the remote's (its remote-tracking refs)."""
 
@@ -78,23 +76,51 @@ class RefView:
     notes: bool = False  # the lock notes ref exists here
 
 
-@dataclass
-class UpdateFacts:
+class UpdateFacts(Slotted):
     """What git says about one ref update; the rules turn this into findings."""
 
-    update: RefUpdate
-    protected: bool
-    notes: bool
-    commit: Oid | None = None  # `new` peeled to a commit
-    fast_forward: bool | None = None
-    base: Oid | None = None
-    revlist: tuple[str, ...] | None = None  # rev-list arguments for the range
-    # rev-list's lines for the range as the stream reads them: commit ids, and with
-    # `--boundary` the boundary commits as `-<oid>` (stream_commits)
-    listed: list[str] = field(default_factory=list)
-    commits: list[Oid] = field(default_factory=list)  # the range's commits (settle_plans)
-    named_ref: bool = True  # False for `check` ranges: no ref-name rules
-    policy_changed: bool = False  # a protected ref whose policy file the update changes
+    __slots__ = (
+        "base",
+        "commit",
+        "commits",
+        "fast_forward",
+        "listed",
+        "named_ref",
+        "notes",
+        "policy_changed",
+        "protected",
+        "revlist",
+        "update",
+    )
+
+    def __init__(
+        self,
+        update: RefUpdate,
+        protected: bool,
+        notes: bool,
+        commit: Oid | None = None,
+        fast_forward: bool | None = None,
+        base: Oid | None = None,
+        revlist: tuple[str, ...] | None = None,
+        listed: list[str] | None = None,
+        commits: list[Oid] | None = None,
+        named_ref: bool = True,
+        policy_changed: bool = False,
+    ) -> None:
+        self.update = update
+        self.protected = protected
+        self.notes = notes
+        self.commit = commit  # `new` peeled to a commit
+        self.fast_forward = fast_forward
+        self.base = base
+        self.revlist = revlist  # rev-list arguments for the range
+        # rev-list's lines for the range as the stream reads them: commit ids, and with
+        # `--boundary` the boundary commits as `-<oid>` (stream_commits)
+        self.listed: list[str] = [] if listed is None else listed
+        self.commits: list[Oid] = [] if commits is None else commits  # (settle_plans)
+        self.named_ref = named_ref  # False for `check` ranges: no ref-name rules
+        # a protected ref whose policy file the update changes
+        self.policy_changed = policy_changed
 
 
 def plan_updates(

@@ -6,11 +6,11 @@ import json
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from git_evidence.errors import EXIT_ALLOW, EXIT_ERROR, EXIT_REFUSE, PREFIX
 from git_evidence.rules import ALLOW, Finding, UpdateDecision, worst
+from git_evidence.slots import Slotted
 
 if TYPE_CHECKING:
     from git_evidence.identity import Identity
@@ -32,15 +32,26 @@ _KEEP = "\0"  # stands for the spaces of a command that a wrapped line keeps who
 CONTINUED = "    "  # how a wrapped line goes on
 
 
-@dataclass
-class Report:
-    who: Identity
-    policy: Policy | None
-    decisions: list[UpdateDecision] = field(default_factory=list)
-    error: Finding | None = None
-    notes: list[str] = field(default_factory=list)
-    staged: bool = False  # pre-commit's judgement of the staged change
-    max_findings: int = MAX_FINDINGS  # shown in full in text; 0: all
+class Report(Slotted):
+    __slots__ = ("decisions", "error", "max_findings", "notes", "policy", "staged", "who")
+
+    def __init__(
+        self,
+        who: Identity,
+        policy: Policy | None,
+        decisions: list[UpdateDecision] | None = None,
+        error: Finding | None = None,
+        notes: list[str] | None = None,
+        staged: bool = False,
+        max_findings: int = MAX_FINDINGS,
+    ) -> None:
+        self.who = who
+        self.policy = policy
+        self.decisions: list[UpdateDecision] = [] if decisions is None else decisions
+        self.error = error
+        self.notes: list[str] = [] if notes is None else notes
+        self.staged = staged  # pre-commit's judgement of the staged change
+        self.max_findings = max_findings  # shown in full in text; 0: all
 
     @property
     def decision(self) -> Decision:

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Final, Literal, NamedTuple
 
 from git_evidence import paths
 from git_evidence.oids import Oid
 from git_evidence.paths import EVIDENCE_CLASSES, Classifier, PathClass, fold_path
+from git_evidence.slots import Slotted
 
 if TYPE_CHECKING:  # data types only: the rules import nothing that runs git
     from git_evidence.errors import ErrorRule
@@ -237,8 +237,7 @@ HELD = "held for review before it reaches a protected branch"
 STAGED = Oid("staged")
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     rule: RuleId | ErrorRule  # a rule of the table, or of an error that stopped it
     decision: Decision
     ref: str
@@ -387,11 +386,13 @@ def with_kept(summary: CommitSummary, kept: Iterable[tuple[PathClass, str]]) -> 
     )
 
 
-@dataclass
-class UpdateDecision:
-    facts: UpdateFacts
-    findings: list[Finding]
-    judged: bool = False  # its commits were judged: nothing refused the ref itself
+class UpdateDecision(Slotted):
+    __slots__ = ("facts", "findings", "judged")
+
+    def __init__(self, facts: UpdateFacts, findings: list[Finding], judged: bool = False) -> None:
+        self.facts = facts
+        self.findings = findings
+        self.judged = judged  # its commits were judged: nothing refused the ref itself
 
     @property
     def decision(self) -> Decision:
@@ -476,9 +477,9 @@ def settle_hold(finding: Finding, policy: Policy, who: Identity, *, bound: bool)
     if finding.decision != HOLD:
         return finding
     if not bound:
-        return replace(finding, message=f"{finding.message}: {HELD}", blocking=False)
+        return finding._replace(message=f"{finding.message}: {HELD}", blocking=False)
     if who.reviewer(policy):
-        return replace(finding, blocking=False, accepted_by=who.accepter)
+        return finding._replace(blocking=False, accepted_by=who.accepter)
     return finding
 
 
@@ -761,7 +762,7 @@ def _staged(finding: Finding, policy: Policy, target: str) -> Finding:
                 f"merged into {target}"
             )
         hint = fill(finding.rule, RULES[finding.rule][1], accept=accept)
-    return replace(finding, commit=None, hint=hint)
+    return finding._replace(commit=None, hint=hint)
 
 
 def restore_args(found: Sequence[str]) -> str:

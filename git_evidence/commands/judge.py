@@ -166,11 +166,11 @@ def select_properties(
     out = []
     for prop in props:
         if args.repeat is not None:
-            prop = replace(prop, repeat=args.repeat)
+            prop = prop._replace(repeat=args.repeat)
         if args.seed:
-            prop = replace(prop, seeds=tuple(dict.fromkeys(args.seed)))
+            prop = prop._replace(seeds=tuple(dict.fromkeys(args.seed)))
         elif args.seeds is not None:
-            prop = replace(prop, seeds=tuple(range(prop.seeds[0], prop.seeds[0] + args.seeds)))
+            prop = prop._replace(seeds=tuple(range(prop.seeds[0], prop.seeds[0] + args.seeds)))
         out.append(prop)
     return tuple(out)
 

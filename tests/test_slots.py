@@ -1,0 +1,89 @@
+"""The records that replaced dataclasses on the hook path keep what the dataclasses
+gave: field-wise equality, a readable repr, fresh mutable defaults, immutability where
+they were frozen."""
+
+from __future__ import annotations
+
+import pytest
+
+from git_evidence.identity import Identity
+from git_evidence.lock import Lock
+from git_evidence.lockcheck import LockFacts
+from git_evidence.oids import Oid
+from git_evidence.policy import Policy
+from git_evidence.ranges import RefUpdate, UpdateFacts
+from git_evidence.report import Report
+from git_evidence.rules import UpdateDecision
+
+UPDATE = RefUpdate(Oid("a" * 40), Oid("b" * 40), "refs/heads/main")
+
+
+def test_slotted_records_are_equal_field_by_field() -> None:
+    assert LockFacts(digest="sha256:1") == LockFacts(digest="sha256:1")
+    assert LockFacts(digest="sha256:1") != LockFacts(digest="sha256:2")
+    assert UpdateFacts(UPDATE, True, False) == UpdateFacts(UPDATE, True, False)
+    assert UpdateFacts(UPDATE, True, False) != UpdateFacts(UPDATE, False, False)
+
+
+def test_slotted_records_of_two_types_are_never_equal() -> None:
+    facts = UpdateFacts(UPDATE, True, False)
+    assert UpdateDecision(facts, []) != LockFacts()
+    assert LockFacts() != (None, None, None, None, None)
+
+
+def test_slotted_records_are_not_hashable() -> None:
+    with pytest.raises(TypeError):
+        hash(LockFacts())
+
+
+def test_slotted_records_take_no_attribute_they_do_not_declare() -> None:
+    with pytest.raises(AttributeError):
+        LockFacts().foundd = None  # type: ignore[attr-defined]  # a typo is an error
+
+
+def test_slotted_repr_names_every_field() -> None:
+    text = repr(LockFacts(invalid="bad"))
+    assert text.startswith("LockFacts(") and text.endswith(")")
+    shown = sorted(text.removeprefix("LockFacts(").removesuffix(")").split(", "))
+    assert shown == [
+        "breach=None",
+        "digest=None",
+        "found=None",
+        "invalid='bad'",
+        "stale=None",
+    ]
+
+
+def test_mutable_defaults_are_fresh_for_each_record() -> None:
+    one, two = UpdateFacts(UPDATE, True, False), UpdateFacts(UPDATE, True, False)
+    one.listed.append("c" * 40)
+    one.commits.append(Oid("c" * 40))
+    assert two.listed == [] and two.commits == []
+    first, second = Report(Identity("alice", "test"), None), Report(Identity("bob", "test"), None)
+    first.notes.append("note")
+    first.decisions.append(UpdateDecision(one, []))
+    assert second.notes == [] and second.decisions == []
+
+
+def test_a_policys_default_paths_cannot_be_changed_through_it() -> None:
+    policy = Policy()
+    with pytest.raises(TypeError):
+        policy.paths["fixture"] = ("everything/**",)  # type: ignore[index]
+    assert Policy().paths == policy.paths
+
+
+def test_immutable_records_refuse_assignment() -> None:
+    with pytest.raises(AttributeError):
+        Policy().base = "refs/heads/other"  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        UPDATE.ref = "refs/heads/other"  # type: ignore[misc]
+
+
+def test_a_lock_is_equal_to_another_with_the_same_fields() -> None:
+    one = Lock(Oid("a" * 40), ("r",), {"r": None}, {}, "x", "2026-01-01T00:00:00Z")
+    two = Lock(Oid("a" * 40), ("r",), {"r": None}, {}, "x", "2026-01-01T00:00:00Z")
+    other = Lock(Oid("a" * 40), ("r",), {"r": None}, {}, "y", "2026-01-01T00:00:00Z")
+    assert one == two
+    assert one != other
+    assert one.digest == two.digest != other.digest
+    assert "pinned_by='x'" in repr(one)
