@@ -141,7 +141,9 @@ def to_text(report: Report, *, verbose: bool = True, width: int = WIDTH) -> str:
         elif facts.base:
             span += f" since {facts.base[:12]}"
         elif outcome.judged and facts.commits:
-            span += ", no history in common with the base"
+            base = report.policy.base if report.policy is not None else None
+            creates = base is not None and facts.update.ref.casefold() == base.casefold()
+            span += ", creating the base" if creates else ", no history in common with the base"
         lines += wrap(f"{PREFIX}: {facts.update.ref}: {outcome.decision} ({span})", width)
         findings = outcome.findings
         shown = findings if room is None else findings[:room]

@@ -175,6 +175,8 @@ RULES: dict[RuleId, tuple[Decision | None, str]] = {
 # The same hints for a range with no base: its first commit is a root commit, or it
 # shares no history with [rules].base. The pushed tip is never shown as its own base.
 _NO_HISTORY = "{ref} has no history in common with {base_ref}"
+# ...and when the pushed ref is the base itself, which does not exist yet.
+_CREATES_BASE = "{base_ref} does not exist yet: this push creates it"
 NO_BASE: dict[RuleId, str] = {
     "mixed-commit": "split commit {commit}: `git evidence split {commit}` makes it two "
     "commits, the evidence paths alone and the rest alone; then an evidence writer pushes "
@@ -434,7 +436,15 @@ def fill(rule: RuleId, template: str, **fields: str | None) -> str:
     NO_BASE wording when the range has none: the hint never shows a placeholder."""
     if "{base}" in template and not fields.get("base"):
         template = NO_BASE[rule]
+        if fields.get("creates") == "base":
+            template = template.replace(_NO_HISTORY, _CREATES_BASE)
     return template.format_map({k: v for k, v in fields.items() if v is not None})
+
+
+def _creates(facts: UpdateFacts, policy: Policy) -> str | None:
+    """``"base"`` when the update creates the base ref itself (a first push)."""
+    update = facts.update
+    return "base" if update.is_create and update.ref.casefold() == policy.base.casefold() else None
 
 
 def _writers(names: Iterable[str], plural: str = "writers") -> str:
@@ -592,6 +602,7 @@ def decide_update(
                     message=mix_message(commit),
                     base=base,
                     base_ref=policy.base,
+                    creates=_creates(facts, policy),
                 )
             )
         if commit.added_tests:
@@ -619,6 +630,7 @@ def decide_update(
                 "product between them",
                 base=base,
                 base_ref=policy.base,
+                creates=_creates(facts, policy),
             )
         )
     untrusted = {k for k in evidence if not _may_write(k, union.get(k, {}), policy, who)}
@@ -637,6 +649,7 @@ def decide_update(
                 ),
                 base=base,
                 base_ref=policy.base,
+                creates=_creates(facts, policy),
                 role="a ledger writer" if ledger_only else "an evidence writer",
                 writers=_writers(
                     policy.ledger_writers if ledger_only else policy.evidence_writers,
@@ -941,6 +954,7 @@ def decide_lock(
             message=f"no lock in force at {base}" if base else "no base: nothing is pinned",
             base=base,
             base_ref=policy.base,
+            creates=_creates(facts, policy),
             accept=accept,
         )
         findings.append(settle_hold(missing, policy, who, bound=bound))
@@ -957,6 +971,7 @@ def decide_lock(
             decision=HOLD if policy.lock_required else ALLOW,
             base=base,
             base_ref=policy.base,
+            creates=_creates(facts, policy),
             locked=locked,
             accept=accept,
         )
@@ -972,6 +987,7 @@ def decide_lock(
                 + (f"the base {base}" if base else "the lock in force"),
                 base=base,
                 base_ref=policy.base,
+                creates=_creates(facts, policy),
             )
         )
     return findings

@@ -307,6 +307,23 @@ def test_branch_with_no_common_history_says_so(work: Work) -> None:
     assert "<base>" not in said and "--range" not in said
 
 
+def test_first_push_of_the_base_says_it_creates_it_not_that_it_shares_no_history(
+    tmp_path: Path,
+) -> None:
+    bare = tmp_path / "empty.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    assert evidence(bare, "install", "--server").returncode == 0
+    work = Work(tmp_path / "w")
+    git(tmp_path, "init", "-q", str(work.path))
+    work.commit("seed", {"src/x.py": "p\n", "tests/fixtures/z.json": "{}\n"})
+    result = work.push(str(bare), "HEAD:refs/heads/main", pusher=AGENT)
+    assert refused(result, "evidence-untrusted")
+    said = remote(result)
+    assert "refs/heads/main: reject (1 commit, creating the base)" in said
+    assert "refs/heads/main does not exist yet: this push creates it" in said
+    assert "has no history in common" not in said
+
+
 def test_check_of_a_branch_with_no_common_history_says_so(work: Work) -> None:
     work.git("checkout", "-q", "--orphan", "lone")
     work.git("rm", "-rqf", ".")

@@ -23,6 +23,7 @@ from git_evidence.identity import Identity, client_identity, server_pusher
 from git_evidence.lock import LockRef
 from git_evidence.lockcheck import LockFacts
 from git_evidence.manifest import Drift, Entry
+from git_evidence.oids import ZERO_OID
 from git_evidence.paths import Change
 from git_evidence.policy import Policy, parse_policy
 from git_evidence.ranges import CommitDiff, LinkResolver, RefUpdate, UpdateFacts, parse_raw
@@ -384,6 +385,22 @@ def test_a_range_without_a_base_says_so_in_its_hints() -> None:
     assert "git rebase -i --root" in finding.hint
     assert "no history in common with refs/heads/main" in finding.hint
     assert "<base>" not in finding.hint
+
+
+def test_the_first_push_of_the_base_says_it_creates_it() -> None:
+    creating = facts(old=ZERO_OID, base=None)
+    (finding,) = decide_update(
+        creating, [summary("tests/fixtures/a.json")], BASE_POLICY, who(AGENT)
+    ).findings
+    assert "refs/heads/main does not exist yet: this push creates it" in finding.hint
+    assert "no history in common" not in finding.hint
+
+
+def test_a_base_rewritten_with_unrelated_history_is_not_said_to_be_created() -> None:
+    (finding,) = decide_update(
+        facts(base=None), [summary("tests/fixtures/a.json")], BASE_POLICY, who(AGENT)
+    ).findings
+    assert "does not exist yet" not in finding.hint
 
 
 # -- decide_ref: the ref and the history shape alone -----------------------------------------
