@@ -46,13 +46,14 @@ def first_parent_walk(
     parent, and ``tip``. The others have their predecessor's trees. Two ``rev-list``
     (the one limited to the roots prunes unchanged trees without reading them) and one
     ``cat-file --batch-check`` for the commits kept: a 20,000-commit product push
-    costs two walks, not 20,000 lookups per root."""
+    costs two walks, not 20,000 lookups per root. A push of one or two first-parent
+    commits keeps both whatever they change: one walk."""
     every = git.out("rev-list", "--first-parent", "--reverse", tip, "--not", *exclude, "--")
     commits = cast("list[Oid]", [line.decode() for line in every.split()])
     if not commits:
         return []
     changed: set[str] = set()
-    if roots:
+    if roots and len(commits) > 2:
         out = git.out("rev-list", "--first-parent", tip, "--not", *exclude, "--", *roots)
         changed = {line.decode() for line in out.split()}
     last = len(commits) - 1
