@@ -257,9 +257,10 @@ def _as_a_process(
         os.chdir(cwd)
         try:
             yield out, err
-            sys.stdout.flush()
-            sys.stderr.flush()
         finally:
+            for stream in (sys.stdout, sys.stderr):  # into the files, not the test's streams
+                with contextlib.suppress(OSError, ValueError):
+                    stream.flush()
             os.chdir(saved_cwd)
             os.environ.clear()
             os.environ.update(saved_env)
