@@ -53,8 +53,7 @@ class Problem(NamedTuple):
 
 
 class Labels(NamedTuple):
-    """The labels in force: node id → kind, where they came from, and their digest.
-    Its length is the number of labelled tests."""
+    """The labels in force: node id → kind, where they came from, and their digest."""
 
     kinds: Mapping[str, str] = MappingProxyType({})
     source: str = ""
@@ -62,9 +61,6 @@ class Labels(NamedTuple):
 
     def get(self, node: str) -> str | None:
         return self.kinds.get(node)
-
-    def __len__(self) -> int:
-        return len(self.kinds)
 
 
 def digest(data: bytes) -> str:

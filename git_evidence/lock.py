@@ -14,7 +14,7 @@ import json
 import os
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, NamedTuple
+from typing import Any, NamedTuple
 
 from git_evidence.errors import EvidenceError
 from git_evidence.git import Git
@@ -29,7 +29,14 @@ CACHE_DIR = "locks-v2"
 
 class Lock:
     """One pin: the commit, its lock roots' tree ids and files, who pinned it and when.
-    Immutable; its note bytes and digest are computed once, when first asked."""
+    Immutable (its note bytes and digest are computed once, when first asked)."""
+
+    commit: Oid
+    roots: tuple[str, ...]
+    trees: Mapping[str, str | None]
+    files: Mapping[str, Entry]
+    pinned_by: str
+    pinned_at: str
 
     def __init__(
         self,
@@ -40,12 +47,19 @@ class Lock:
         pinned_by: str,
         pinned_at: str,
     ) -> None:
-        self.commit: Final = commit
-        self.roots: Final = roots
-        self.trees: Final = trees
-        self.files: Final = files
-        self.pinned_by: Final = pinned_by
-        self.pinned_at: Final = pinned_at
+        fields = zip(
+            ("commit", "roots", "trees", "files", "pinned_by", "pinned_at"),
+            (commit, roots, trees, files, pinned_by, pinned_at),
+            strict=True,
+        )
+        for name, value in fields:
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"a Lock is immutable: cannot set {name}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"a Lock is immutable: cannot delete {name}")
 
     def _fields(self) -> tuple[object, ...]:
         return (self.commit, self.roots, self.trees, self.files, self.pinned_by, self.pinned_at)

@@ -34,15 +34,22 @@ POLICY_FILE = ".git-evidence.toml"
 Decision = Literal["allow", "hold", "reject"]
 DECISIONS: Final[tuple[Decision, ...]] = ("allow", "hold", "reject")
 
-DEFAULT_PATHS: dict[PathClass, tuple[str, ...]] = {
-    paths.PRODUCT: ("src/**",),
-    paths.FIXTURE: ("tests/fixtures/**", "tests/goldens/**", "testdata/**"),
-    paths.ORACLE: ("tests/properties/**", "tests/oracles/**", "**/*.snap", "**/__snapshots__/**"),
-    paths.LEDGER: ("tests/freeze.jsonl", "flake_freeze.json", "tests/freezes/**"),
-    paths.POLICY: (),
-    paths.TEST: ("tests/**",),
-    paths.NEUTRAL: ("docs/**", "README*", "CHANGELOG*", "LICENSE*"),
-}
+DEFAULT_PATHS: Mapping[PathClass, tuple[str, ...]] = MappingProxyType(
+    {
+        paths.PRODUCT: ("src/**",),
+        paths.FIXTURE: ("tests/fixtures/**", "tests/goldens/**", "testdata/**"),
+        paths.ORACLE: (
+            "tests/properties/**",
+            "tests/oracles/**",
+            "**/*.snap",
+            "**/__snapshots__/**",
+        ),
+        paths.LEDGER: ("tests/freeze.jsonl", "flake_freeze.json", "tests/freezes/**"),
+        paths.POLICY: (),
+        paths.TEST: ("tests/**",),
+        paths.NEUTRAL: ("docs/**", "README*", "CHANGELOG*", "LICENSE*"),
+    }
+)  # read-only: every default Policy shares it
 # Always policy, whatever the file says: the gate's own file and what changes the
 # bytes tests read (attributes, submodules, LFS).
 BUILTIN_POLICY_GLOBS = (POLICY_FILE, ".gitattributes", "/.gitmodules", "/.lfsconfig")
@@ -63,7 +70,7 @@ def _protected_matcher(globs: tuple[str, ...]) -> re.Pattern[str]:
 
 
 class Policy(NamedTuple):
-    paths: Mapping[PathClass, tuple[str, ...]] = MappingProxyType(DEFAULT_PATHS)
+    paths: Mapping[PathClass, tuple[str, ...]] = DEFAULT_PATHS
     other_path: Decision = "hold"
     added_test: Decision = "hold"
     test_edit: Decision = "hold"

@@ -83,6 +83,7 @@ class UpdateFacts(Slotted):
         "base",
         "commit",
         "commits",
+        "creates_base",
         "fast_forward",
         "listed",
         "named_ref",
@@ -106,6 +107,7 @@ class UpdateFacts(Slotted):
         commits: list[Oid] | None = None,
         named_ref: bool = True,
         policy_changed: bool = False,
+        creates_base: bool = False,
     ) -> None:
         self.update = update
         self.protected = protected
@@ -121,6 +123,8 @@ class UpdateFacts(Slotted):
         self.named_ref = named_ref  # False for `check` ranges: no ref-name rules
         # a protected ref whose policy file the update changes
         self.policy_changed = policy_changed
+        # the update creates [rules].base itself, which does not exist here (a first push)
+        self.creates_base = creates_base
 
 
 def plan_updates(
@@ -139,6 +143,7 @@ def plan_updates(
             notes=update.ref.casefold()
             in (policy.notes_ref.casefold(), policy.judge.notes_ref.casefold()),
         )
+        facts.creates_base = update.is_create and view.base is None and update.ref == policy.base
         plans.append(facts)
         if update.is_delete or facts.notes:
             continue

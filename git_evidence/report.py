@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from git_evidence.errors import EXIT_ALLOW, EXIT_ERROR, EXIT_REFUSE, PREFIX
-from git_evidence.rules import ALLOW, Finding, UpdateDecision, worst
+from git_evidence.rules import ALLOW, Finding, UpdateDecision, creates_base, worst
 from git_evidence.slots import Slotted
 
 if TYPE_CHECKING:
@@ -141,8 +141,7 @@ def to_text(report: Report, *, verbose: bool = True, width: int = WIDTH) -> str:
         elif facts.base:
             span += f" since {facts.base[:12]}"
         elif outcome.judged and facts.commits:
-            base = report.policy.base if report.policy is not None else None
-            creates = base is not None and facts.update.ref.casefold() == base.casefold()
+            creates = creates_base(facts)
             span += ", creating the base" if creates else ", no history in common with the base"
         lines += wrap(f"{PREFIX}: {facts.update.ref}: {outcome.decision} ({span})", width)
         findings = outcome.findings

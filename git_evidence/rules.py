@@ -441,10 +441,15 @@ def fill(rule: RuleId, template: str, **fields: str | None) -> str:
     return template.format_map({k: v for k, v in fields.items() if v is not None})
 
 
-def _creates(facts: UpdateFacts, policy: Policy) -> str | None:
-    """``"base"`` when the update creates the base ref itself (a first push)."""
-    update = facts.update
-    return "base" if update.is_create and update.ref.casefold() == policy.base.casefold() else None
+def creates_base(facts: UpdateFacts) -> bool:
+    """Whether the update creates [rules].base itself, which does not exist yet (a first
+    push): not a range ``check`` names, not a case variant of an existing base."""
+    return facts.creates_base and facts.named_ref
+
+
+def _creates(facts: UpdateFacts) -> str | None:
+    """The ``creates`` field of a hint: ``"base"`` when the update creates the base."""
+    return "base" if creates_base(facts) else None
 
 
 def _writers(names: Iterable[str], plural: str = "writers") -> str:
@@ -602,7 +607,7 @@ def decide_update(
                     message=mix_message(commit),
                     base=base,
                     base_ref=policy.base,
-                    creates=_creates(facts, policy),
+                    creates=_creates(facts),
                 )
             )
         if commit.added_tests:
@@ -630,7 +635,7 @@ def decide_update(
                 "product between them",
                 base=base,
                 base_ref=policy.base,
-                creates=_creates(facts, policy),
+                creates=_creates(facts),
             )
         )
     untrusted = {k for k in evidence if not _may_write(k, union.get(k, {}), policy, who)}
@@ -649,7 +654,7 @@ def decide_update(
                 ),
                 base=base,
                 base_ref=policy.base,
-                creates=_creates(facts, policy),
+                creates=_creates(facts),
                 role="a ledger writer" if ledger_only else "an evidence writer",
                 writers=_writers(
                     policy.ledger_writers if ledger_only else policy.evidence_writers,
@@ -954,7 +959,7 @@ def decide_lock(
             message=f"no lock in force at {base}" if base else "no base: nothing is pinned",
             base=base,
             base_ref=policy.base,
-            creates=_creates(facts, policy),
+            creates=_creates(facts),
             accept=accept,
         )
         findings.append(settle_hold(missing, policy, who, bound=bound))
@@ -971,7 +976,7 @@ def decide_lock(
             decision=HOLD if policy.lock_required else ALLOW,
             base=base,
             base_ref=policy.base,
-            creates=_creates(facts, policy),
+            creates=_creates(facts),
             locked=locked,
             accept=accept,
         )
@@ -987,7 +992,7 @@ def decide_lock(
                 + (f"the base {base}" if base else "the lock in force"),
                 base=base,
                 base_ref=policy.base,
-                creates=_creates(facts, policy),
+                creates=_creates(facts),
             )
         )
     return findings

@@ -43,7 +43,7 @@ class Sealed:
         return {
             "source": self.labels.source,
             "digest": self.labels.digest,
-            "rows": len(self.labels),
+            "rows": len(self.labels.kinds),
         }
 
 

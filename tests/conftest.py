@@ -208,8 +208,12 @@ def evidence_process(
 def _in_process(
     cwd: Path, args: list[str], input: bytes | None, env: dict[str, str]
 ) -> subprocess.CompletedProcess[str]:
-    from git_evidence import cli
+    from git_evidence import budget, cli, lock
 
+    # What a process of its own starts without: the common directories it found, how
+    # far a judgement got.
+    lock._COMMON_DIRS.clear()
+    budget.PROGRESS.__init__()  # type: ignore[misc]
     with _as_a_process(cwd, env, input) as (stdout, stderr):
         try:
             code = cli.main(args)

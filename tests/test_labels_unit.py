@@ -43,7 +43,7 @@ def test_rows_comments_and_blank_lines_parse() -> None:
 
 
 def test_an_empty_file_has_no_rows() -> None:
-    assert len(parse_labels(b"", "x")) == 0
+    assert len(parse_labels(b"", "x").kinds) == 0
 
 
 def _error(data: bytes) -> LabelsError:

@@ -324,6 +324,28 @@ def test_first_push_of_the_base_says_it_creates_it_not_that_it_shares_no_history
     assert "has no history in common" not in said
 
 
+def test_a_case_variant_of_an_existing_base_is_not_said_to_create_it(work: Work) -> None:
+    work.git("checkout", "-q", "--orphan", "other")
+    work.git("rm", "-rqf", ".")
+    work.commit("orphan", {"src/x.py": "p\n", "tests/fixtures/z.json": "{}\n"})
+    result = work.push("origin", "HEAD:refs/heads/Main", pusher=AGENT)
+    said = remote(result)
+    assert refused(result, "evidence-untrusted")
+    assert "refs/heads/Main has no history in common with refs/heads/main" in said
+    assert "does not exist yet" not in said and "creating the base" not in said
+
+
+def test_check_of_the_base_with_no_common_history_is_not_said_to_create_it(work: Work) -> None:
+    work.git("checkout", "-q", "--orphan", "lone")
+    work.git("rm", "-rqf", ".")
+    work.commit("orphan", {"src/x.py": "p\n", "tests/fixtures/z.json": "{}\n"})
+    work.git("branch", "-f", "main", "lone")
+    result = evidence(work.path, "check", "refs/heads/main", "--as", AGENT)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "does not exist yet" not in result.stdout
+    assert "creating the base" not in result.stdout
+
+
 def test_check_of_a_branch_with_no_common_history_says_so(work: Work) -> None:
     work.git("checkout", "-q", "--orphan", "lone")
     work.git("rm", "-rqf", ".")

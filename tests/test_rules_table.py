@@ -389,6 +389,7 @@ def test_a_range_without_a_base_says_so_in_its_hints() -> None:
 
 def test_the_first_push_of_the_base_says_it_creates_it() -> None:
     creating = facts(old=ZERO_OID, base=None)
+    creating.creates_base = True  # plan_updates: a create of [rules].base, absent here
     (finding,) = decide_update(
         creating, [summary("tests/fixtures/a.json")], BASE_POLICY, who(AGENT)
     ).findings
@@ -399,6 +400,15 @@ def test_the_first_push_of_the_base_says_it_creates_it() -> None:
 def test_a_base_rewritten_with_unrelated_history_is_not_said_to_be_created() -> None:
     (finding,) = decide_update(
         facts(base=None), [summary("tests/fixtures/a.json")], BASE_POLICY, who(AGENT)
+    ).findings
+    assert "does not exist yet" not in finding.hint
+
+
+def test_a_check_range_naming_the_base_is_not_said_to_create_it() -> None:
+    checked = facts(old=ZERO_OID, base=None, named_ref=False)
+    checked.creates_base = True
+    (finding,) = decide_update(
+        checked, [summary("tests/fixtures/a.json")], BASE_POLICY, who(AGENT)
     ).findings
     assert "does not exist yet" not in finding.hint
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from git_evidence.identity import Identity
+from git_evidence.labels import Labels
 from git_evidence.lock import Lock
 from git_evidence.lockcheck import LockFacts
 from git_evidence.oids import Oid
@@ -77,6 +78,23 @@ def test_immutable_records_refuse_assignment() -> None:
         Policy().base = "refs/heads/other"  # type: ignore[misc]
     with pytest.raises(AttributeError):
         UPDATE.ref = "refs/heads/other"  # type: ignore[misc]
+
+
+def test_a_lock_refuses_assignment_and_keeps_its_digest() -> None:
+    one = Lock(Oid("a" * 40), ("r",), {"r": None}, {}, "x", "2026-01-01T00:00:00Z")
+    digest = one.digest
+    with pytest.raises(AttributeError):
+        one.pinned_by = "y"  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        del one.commit
+    assert one.digest == digest and one.pinned_by == "x"
+
+
+def test_labels_are_replaced_and_made_as_records() -> None:
+    labels = Labels({"t.py::a": "invariant", "t.py::b": "invariant"}, "file:x", "sha256:1")
+    assert labels._replace(source="file:y").source == "file:y"
+    assert Labels._make(labels) == labels
+    assert Labels().kinds == {} and Labels().get("t.py::a") is None
 
 
 def test_a_lock_is_equal_to_another_with_the_same_fields() -> None:
