@@ -32,6 +32,7 @@ PURE = (
     "labels",
     "quota",
     "oids",
+    "slots",
 )
 # The modules that run git themselves; everything that imports them runs git too.
 RUN_GIT = ("git_evidence.git", "git_evidence.objects")
