@@ -217,15 +217,31 @@ def test_no_import_circle_even_for_types() -> None:
 
 # --- the hook path never loads GitPython, argparse or dataclasses -------------------
 
+# What the hook loaded: the watched modules that appear in sys.modules while it runs,
+# and those that its own code (or the wrapper's) imports, even when something loaded
+# them before it started (coverage's subprocess support loads dataclasses first).
 WRAPPER = """\
-import sys
+import builtins, sys
+WATCHED = {{"git", "argparse", "dataclasses"}}
+before = set(sys.modules)
+asked = set()
+real_import = builtins.__import__
+
+def spy(name, globals=None, locals=None, fromlist=(), level=0):
+    importer = str((globals or {{}}).get("__name__", ""))
+    top = name.partition(".")[0]
+    if level == 0 and top in WATCHED and importer.startswith(("git_evidence", "__main__")):
+        asked.add(top)
+    return real_import(name, globals, locals, fromlist, level)
+
+builtins.__import__ = spy
 {first}
 from git_evidence.cli import main
 
 try:
     code = main(sys.argv[1:])
 finally:
-    loaded = sorted({{"git", "argparse", "dataclasses"}} & set(sys.modules))
+    loaded = sorted(WATCHED & ((set(sys.modules) - before) | asked))
     sys.stderr.write("\\nLOADED=%s\\n" % ",".join(loaded))
 sys.exit(code)
 """
