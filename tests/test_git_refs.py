@@ -31,12 +31,17 @@ def test_one_listing_gives_the_refs_and_the_symbolic_refs(tmp_path: Path) -> Non
 
 def test_diff_pairs_streams_every_pair_in_order_and_stops_cleanly(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q")
-    commits = []
-    for i in range(300):  # more lines than a pipe holds: the feeder must not block
-        (tmp_path / f"f{i}").write_text(f"{i}\n")
-        git(tmp_path, "add", "-A")
-        git(tmp_path, "commit", "-qm", f"c{i}")
-        commits.append(git(tmp_path, "rev-parse", "HEAD").stdout.strip())
+    # 300 commits, each adding a file (more lines than a pipe holds: the feeder must not
+    # block), written by one fast-import rather than 900 git processes
+    stream = b"".join(
+        b"commit refs/heads/main\ncommitter T <t@example.com> 1700000000 +0000\n"
+        + b"data %d\nc%d\nM 100644 inline f%d\ndata %d\n%d\n\n"
+        % (len(b"c%d" % i), i, i, len(b"%d\n" % i), i)
+        for i in range(300)
+    )
+    git(tmp_path, "fast-import", "--quiet", input=stream)
+    commits = git(tmp_path, "rev-list", "--reverse", "main").stdout.split()
+    assert len(commits) == 300
     repo = Git(cwd=str(tmp_path))
     pairs = [f"{c} {p}" for c, p in zip(commits[1:], commits, strict=False)] * 3
     tokens = list(repo.diff_pairs(pairs, []))
