@@ -45,6 +45,11 @@ class Progress:
     """How far a judgement got, for the message when the budget runs out."""
 
     def __init__(self) -> None:
+        self.restart()
+
+    def restart(self) -> None:
+        """A command begins: nothing judged yet (the clock counts from the process's
+        start, as git started it)."""
         self.stage = "starting"
         self.commits = 0
         self.listed: Callable[[], int] | None = None  # commits of the ranges listed so far

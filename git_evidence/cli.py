@@ -92,6 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(words: list[str]) -> int:
+    budget.PROGRESS.restart()  # one command a process; a caller may run several
     try:
         args = _parse(words)
     except UsageError as exc:

@@ -208,12 +208,9 @@ def evidence_process(
 def _in_process(
     cwd: Path, args: list[str], input: bytes | None, env: dict[str, str]
 ) -> subprocess.CompletedProcess[str]:
-    from git_evidence import budget, cli, lock
+    from git_evidence import cli, lock
 
-    # What a process of its own starts without: the common directories it found, how
-    # far a judgement got.
-    lock._COMMON_DIRS.clear()
-    budget.PROGRESS.__init__()  # type: ignore[misc]
+    lock._COMMON_DIRS.clear()  # a process of its own starts without what another found
     with _as_a_process(cwd, env, input) as (stdout, stderr):
         try:
             code = cli.main(args)

@@ -211,3 +211,11 @@ def test_a_command_run_in_the_test_process_leaves_the_test_as_it_was(work: Work)
     assert result.returncode == 1, result.stderr  # the mixed commit of the clone is refused
     after = (os.getcwd(), dict(os.environ), [os.fstat(fd).st_ino for fd in (0, 1, 2)])
     assert after == before
+
+
+def test_each_command_starts_with_nothing_judged(work: Work) -> None:
+    from git_evidence import budget
+
+    budget.PROGRESS.commits, budget.PROGRESS.stage = 7, "judging a previous command's range"
+    assert evidence(work.path, "rules").returncode == 0
+    assert (budget.PROGRESS.commits, budget.PROGRESS.stage) == (0, "starting")
