@@ -40,6 +40,7 @@ MODULES = ("rules", "paths", "globs", "ledger", "policy")
 TESTS = (
     "tests/test_closed_sets.py",  # the Literals' values: nothing else reads them at run time
     "tests/test_rules_table.py",
+    "tests/test_rules_parts.py",
     "tests/test_policy.py",
     "tests/test_paths.py",
     "tests/test_roots_property.py",
@@ -67,6 +68,10 @@ SWAPS = {
 # Mutants that cannot change what the module does, keyed by ("module:function", the
 # line as written, stripped, and the mutation as printed, with its column when the
 # token is on the line twice); the value says why.
+PLAIN_ROW = (
+    "a plain row is classified by its path alone: classify_change reads the status, "
+    "modes and ids of links only"
+)
 EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("rules", "SEVERITY: dict[Decision, int] = {ALLOW: 0, HOLD: 1, REJECT: 2}", "'2' -> '3'"): (
         "only the order of the severities is read (max); reject stays the worst"
@@ -152,6 +157,80 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("policy:line_of", 'current = ""', """'""' -> '"x§"'"""): (
         "no table is named either: a key before the first header matches no table"
     ),
+    (
+        "rules:sets_value",
+        "start = at + 1",
+        "'1' -> '2'",
+    ): "a path found stands at an even place (paths and values alternate, a value is bytes): "
+    "the next path is two on, so starting there finds the same",
+    (
+        "rules:summarize",
+        'commit: CommitDiff, classifier: Classifier, ledger_path: str = "", quota_path: str = ""',
+        """'""' -> '"x§"' at 67""",
+    ): "the default names no file: no caller that omits it reads the ledger rows",
+    (
+        "rules:summarize",
+        'commit: CommitDiff, classifier: Classifier, ledger_path: str = "", quota_path: str = ""',
+        """'""' -> '"x§"' at 89""",
+    ): "the default names no file: no caller that omits it reads the quota rows",
+    (
+        "rules:summarize",
+        "for meta, raw in zip(rows, rows, strict=True):",
+        "'True' -> 'False'",
+    ): "the parser hands on rows in (meta, path) pairs: the lengths always agree",
+    (
+        "rules:_listed_classes",
+        "if evidence and not mixed and not who.evidence_writer(policy):",
+        "'and' -> 'or' at 16",
+    ): "only widens which classes' paths are collected; mixed-range, the one finding that "
+    "lists every class, fires only where the written condition holds",
+    (
+        "rules:_listed_classes",
+        "if evidence and not mixed and not who.evidence_writer(policy):",
+        "'and' -> 'or' at 30",
+    ): "only widens which classes' paths are collected; mixed-range, the one finding that "
+    "lists every class, fires only where the written condition holds",
+    ("policy", "@lru_cache(maxsize=16)", "'16' -> '17'"): "a cache's size",
+    (
+        "paths:classify_plain",
+        "if len(self.plain_classes) < _CACHE_LIMIT:",
+        "'<' -> '<='",
+    ): "a cache's size",
+    (
+        "paths:classify_plain",
+        "if len(self.plain_classes) < _CACHE_LIMIT:",
+        "'<' -> '>'",
+    ): "no cache: the cached function is pure",
+    (
+        "paths:classify_plain",
+        'hit = (path, self.classify_change(Change("M", "", "", "", "", path)).klass)',
+        """'"M"' -> '"M§"'""",
+    ): PLAIN_ROW,
+    (
+        "paths:classify_plain",
+        'hit = (path, self.classify_change(Change("M", "", "", "", "", path)).klass)',
+        """'""' -> '"x§"' at 54""",
+    ): PLAIN_ROW,
+    (
+        "paths:classify_plain",
+        'hit = (path, self.classify_change(Change("M", "", "", "", "", path)).klass)',
+        """'""' -> '"x§"' at 58""",
+    ): PLAIN_ROW,
+    (
+        "paths:classify_plain",
+        'hit = (path, self.classify_change(Change("M", "", "", "", "", path)).klass)',
+        """'""' -> '"x§"' at 62""",
+    ): PLAIN_ROW,
+    (
+        "paths:classify_plain",
+        'hit = (path, self.classify_change(Change("M", "", "", "", "", path)).klass)',
+        """'""' -> '"x§"' at 66""",
+    ): PLAIN_ROW,
+    (
+        "rules:summarize",
+        "status = letters[:1]",
+        "'1' -> '2'",
+    ): "diff-tree runs with --no-renames: a plain row's status is one letter",
 }
 
 
