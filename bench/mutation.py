@@ -202,36 +202,22 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "'<' -> '>'",
     ): "no cache: the cached function is pure",
     (
-        "paths:classify_plain",
-        'hit = (path, self.classify_change(Change("M", "", "", "", "", path)).klass)',
-        """'"M"' -> '"M§"'""",
-    ): PLAIN_ROW,
-    (
-        "paths:classify_plain",
-        'hit = (path, self.classify_change(Change("M", "", "", "", "", path)).klass)',
-        """'""' -> '"x§"' at 54""",
-    ): PLAIN_ROW,
-    (
-        "paths:classify_plain",
-        'hit = (path, self.classify_change(Change("M", "", "", "", "", path)).klass)',
-        """'""' -> '"x§"' at 58""",
-    ): PLAIN_ROW,
-    (
-        "paths:classify_plain",
-        'hit = (path, self.classify_change(Change("M", "", "", "", "", path)).klass)',
-        """'""' -> '"x§"' at 62""",
-    ): PLAIN_ROW,
-    (
-        "paths:classify_plain",
-        'hit = (path, self.classify_change(Change("M", "", "", "", "", path)).klass)',
-        """'""' -> '"x§"' at 66""",
-    ): PLAIN_ROW,
-    (
         "rules:summarize",
         "status = letters[:1]",
         "'1' -> '2'",
     ): "diff-tree runs with --no-renames: a plain row's status is one letter",
 }
+# A plain row's Change: its status, modes and ids, each mutated, classify the same.
+PLAIN_LINE = 'hit = (path, self.classify_change(Change("M", "", "", "", "", path)).klass)'
+EQUIVALENT.update(
+    {
+        ("paths:classify_plain", PLAIN_LINE, what): PLAIN_ROW
+        for what in (
+            """'"M"' -> '"M§"'""",
+            *(f"""'""' -> '"x§"' at {col}""" for col in (54, 58, 62, 66)),
+        )
+    }
+)
 
 
 @dataclass(frozen=True)
