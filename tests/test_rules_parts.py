@@ -367,9 +367,15 @@ def test_an_error_finding_blocks() -> None:
     assert finding.blocking is True and finding.decision == REJECT
 
 
-def test_a_hint_naming_a_commit_where_there_is_none_leaves_it_empty() -> None:
-    (finding,) = decide_labels_file(facts(commit=None), "line 1: bad", "labels.tsv")
-    assert "`git evidence labels check --rev ` lists every problem" in finding.hint
+def test_a_hint_names_the_commit_short_and_nothing_when_there_is_none() -> None:
+    def hint(commit: str | None) -> str:
+        oid = None if commit is None else Oid(commit)
+        return rules._finding(
+            "mixed-commit", "refs/heads/x", commit=oid, message="m", hint="[{commit}] {ref}"
+        ).hint
+
+    assert hint("0123456789abcdef" * 2 + "01234567") == "[0123456789ab] refs/heads/x"
+    assert hint(None) == "[] refs/heads/x"
 
 
 # -- the policy's [labels] table and its derived names ------------------------------------------
