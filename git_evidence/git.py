@@ -157,17 +157,14 @@ class Git:
     def is_bare(self) -> bool:
         return self.text("rev-parse", "--is-bare-repository") == "true"
 
-    def refs(self, *patterns: str) -> dict[str, Oid]:
-        """Every ref (or those under ``patterns``) mapped to the object it names."""
-        out = self.out("for-each-ref", "--format=%(objectname) %(refname)", *patterns)
-        refs: dict[str, str] = {}
-        for line in out.decode("utf-8", "surrogateescape").splitlines():
-            oid, _, name = line.partition(" ")
-            refs[name] = oid
-        return cast("dict[str, Oid]", refs)
+    def refs(self) -> dict[str, Oid]:
+        """Every ref mapped to the object it names."""
+        return self.refs_and_symrefs()[0]
 
     def refs_and_symrefs(self) -> tuple[dict[str, Oid], dict[str, str]]:
-        """``refs()`` and ``symrefs()`` from one ``for-each-ref`` (the hooks ask both)."""
+        """Every ref mapped to the object it names, and every symbolic ref that resolves
+        mapped to the ref it finally names (``%(symref)`` follows the whole chain): one
+        ``for-each-ref`` (the hooks ask both)."""
         out = self.out("for-each-ref", "--format=%(objectname) %(refname)%00%(symref)")
         refs: dict[str, str] = {}
         aliases: dict[str, str] = {}
@@ -180,8 +177,7 @@ class Git:
         return cast("dict[str, Oid]", refs), aliases
 
     def symrefs(self) -> dict[str, str]:
-        """Every symbolic ref that resolves to an existing ref, mapped to the ref it
-        finally names (``%(symref)`` follows the whole chain)."""
+        """The symbolic half of ``refs_and_symrefs``."""
         return self.refs_and_symrefs()[1]
 
     def symref_target(self, ref: str) -> str | None:

@@ -1,4 +1,4 @@
-"""`Git.refs_and_symrefs` (the hooks' one ref listing equals the two it replaces) and the
+"""`Git.refs_and_symrefs` (the one ref listing: refs as git lists them, and symbolic refs) and the
 streamed `Git.diff_pairs`."""
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ def test_one_listing_gives_the_refs_and_the_symbolic_refs(tmp_path: Path) -> Non
     assert symrefs == {"refs/heads/alias": "refs/heads/main", "refs/heads/chain": "refs/heads/main"}
     assert "refs/heads/dangling" not in refs
     assert refs["refs/tags/v1"] == refs["refs/heads/main"]
+    listed = git(tmp_path, "for-each-ref", "--format=%(refname) %(objectname)").stdout
+    assert refs == dict(line.split(" ") for line in listed.splitlines())
 
 
 def test_diff_pairs_streams_every_pair_in_order_and_stops_cleanly(tmp_path: Path) -> None:
