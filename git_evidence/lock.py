@@ -308,26 +308,23 @@ NEAR = 64
 FIRST = 8
 
 
-def find_lock(git: Git, notes_ref: str, rev: str) -> LockRef | None:
-    """The lock in force at the commit ``rev`` names (``<commit>^`` included: None for
-    a root's parent): the note on its nearest first-parent ancestor, itself included."""
-    return _nearest(git, notes_ref, rev)
-
-
 def lock_in_force(
     git: Git, notes_ref: str, rev: Oid, own: Oid | None, any_notes: bool
 ) -> LockRef | None:
-    """``find_lock`` for a caller that has looked up ``rev``'s own note (``own_note``)
+    """``find_lock`` for a caller that has looked up ``rev``'s own note (``own_notes``)
     and whether ``notes_ref`` exists in a ``cat-file --batch-check`` of its own."""
     if own is not None:
         return LockRef(rev, own)
     if not any_notes:
         return None
-    return _nearest(git, notes_ref, f"{rev}^")  # ``rev`` itself has none
+    return find_lock(git, notes_ref, f"{rev}^")  # ``rev`` itself has none
 
 
-def _nearest(git: Git, notes_ref: str, rev: str) -> LockRef | None:
-    """The nearest first-parent commit of ``rev`` with a note. The first NEAR are
+def find_lock(git: Git, notes_ref: str, rev: str) -> LockRef | None:
+    """The lock in force at the commit ``rev`` names (``<commit>^`` included: None for
+    a root's parent): the note on its nearest first-parent ancestor, itself included.
+
+    The first NEAR are
     looked up by their note paths (``cat-file --batch-check``, the nearest FIRST, then
     the rest): a pin a few commits back (the pushed branch's last tip, as a rule) costs
     two processes however many notes the ref holds, where a server pins every push and
@@ -350,11 +347,6 @@ def _nearest(git: Git, notes_ref: str, rev: str) -> LockRef | None:
     return None
 
 
-def own_note(hits: Sequence[tuple[Oid, str] | None]) -> Oid | None:
-    """The note blob among a ``batch_check`` of ``note_paths``, if there is one."""
-    return next((hit[0] for hit in hits if hit is not None and hit[1] == "blob"), None)
-
-
 def own_notes(
     git: Git, notes_ref: str, commits: Sequence[Oid], *also: str
 ) -> tuple[dict[Oid, Oid], list[tuple[Oid, str] | None]]:
@@ -365,7 +357,8 @@ def own_notes(
     hits = git.batch_check([*spots, *also])
     own: dict[Oid, Oid] = {}
     for i, commit in enumerate(commits):
-        blob = own_note(hits[i * per : (i + 1) * per])
+        at = hits[i * per : (i + 1) * per]  # a note blob at one of its note paths
+        blob = next((hit[0] for hit in at if hit is not None and hit[1] == "blob"), None)
         if blob is not None:
             own[commit] = blob
     return own, hits[len(spots) :]

@@ -165,7 +165,10 @@ def pin_commits(
     notes ``wanted`` already have and the notes ref's value, when the caller looked."""
     roots_key = tuple(roots)
     cache = LockCache(git)
-    own, tip = known if known is not None else _own_notes(git, notes_ref, [c for c, _ in wanted])
+    if known is None:  # one batch-check: the notes of `wanted` and the notes ref's value
+        found, (ref,) = own_notes(git, notes_ref, [c for c, _ in wanted], notes_ref)
+        known = found, ref[0] if ref is not None else None
+    own, tip = known
     current = start
     results: list[tuple[Lock, bool]] = []
     for commit, trees in wanted:
@@ -179,15 +182,6 @@ def pin_commits(
         results.append((current, True))
     write_notes(git, notes_ref, tip, [lock for lock, written in results if written], cache)
     return results
-
-
-def _own_notes(
-    git: Git, notes_ref: str, commits: Sequence[Oid]
-) -> tuple[dict[Oid, Oid], Oid | None]:
-    """The note blob each of ``commits`` already has, and the notes ref's value, in
-    one ``cat-file --batch-check``."""
-    own, (tip,) = own_notes(git, notes_ref, commits, notes_ref)
-    return own, tip[0] if tip is not None else None
 
 
 def _valid(git: Git, cache: LockCache, commit: Oid, blob: Oid | None) -> Lock | None:

@@ -20,7 +20,7 @@ def run(args: argparse.Namespace) -> int:
     rev = require_commit(git, args.rev)
     policy = chosen_policy(git, None)
     notes_ref = policy.judge.notes_ref
-    blob = lock.own_note(git.batch_check(lock.note_paths(notes_ref, rev)))
+    blob = lock.own_notes(git, notes_ref, [rev])[0].get(rev)
     if blob is None:
         print(
             f"git-evidence: no verdict on {rev[:12]} in {notes_ref}.\n  To fix: fetch the "
