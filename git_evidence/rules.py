@@ -15,6 +15,8 @@ from git_evidence.paths import EVIDENCE_CLASSES, Classifier, PathClass, fold_pat
 from git_evidence.slots import Slotted
 
 if TYPE_CHECKING:  # data types only: the rules import nothing that runs git
+    from typing import TypedDict
+
     from git_evidence.errors import ErrorRule
     from git_evidence.identity import Identity
     from git_evidence.ledger import Problem
@@ -22,6 +24,12 @@ if TYPE_CHECKING:  # data types only: the rules import nothing that runs git
     from git_evidence.manifest import Drift
     from git_evidence.policy import Decision, Policy
     from git_evidence.ranges import CommitDiff, UpdateFacts
+
+    class RangeFields(TypedDict):  # what ``_range`` gives a hint (no runtime class)
+        base: str
+        base_ref: str
+        creates: str | None
+
 
 # The decisions, in order of severity: the names of policy.Decision's values. The
 # Literal lives with the policy, which sets three rules' decisions and could not import
@@ -447,9 +455,15 @@ def creates_base(facts: UpdateFacts) -> bool:
     return facts.creates_base and facts.named_ref
 
 
-def _creates(facts: UpdateFacts) -> str | None:
-    """The ``creates`` field of a hint: ``"base"`` when the update creates the base."""
-    return "base" if creates_base(facts) else None
+def _range(facts: UpdateFacts, policy: Policy) -> RangeFields:
+    """The fields of a hint that say where the update's range starts: its base (short;
+    ``fill`` takes the NO_BASE wording without one), the base ref, and ``creates`` when
+    the update creates the base itself."""
+    return {
+        "base": (facts.base or "")[:12],
+        "base_ref": policy.base,
+        "creates": "base" if creates_base(facts) else None,
+    }
 
 
 def _writers(names: Iterable[str], plural: str = "writers") -> str:
@@ -591,7 +605,6 @@ def decide_update(
     if findings or facts.revlist is None:
         return UpdateDecision(facts, findings)
     outcome = UpdateDecision(facts, findings, judged=True)
-    base = (facts.base or "")[:12]
     present: frozenset[PathClass] = frozenset().union(*(commit.classes for commit in commits))
     added: dict[str, None] = {}
     changed: dict[str, None] = {}
@@ -605,9 +618,7 @@ def decide_update(
                     commit=commit.oid,
                     found=_side_by_side(dict(commit.by_class)),
                     message=mix_message(commit),
-                    base=base,
-                    base_ref=policy.base,
-                    creates=_creates(facts),
+                    **_range(facts, policy),
                 )
             )
         if commit.added_tests:
@@ -633,9 +644,7 @@ def decide_update(
                 found=_side_by_side(_lists(union)),
                 message=f"the {len(commits)} commits of this range change evidence and "
                 "product between them",
-                base=base,
-                base_ref=policy.base,
-                creates=_creates(facts),
+                **_range(facts, policy),
             )
         )
     untrusted = {k for k in evidence if not _may_write(k, union.get(k, {}), policy, who)}
@@ -652,9 +661,7 @@ def decide_update(
                     if kept
                     else ""
                 ),
-                base=base,
-                base_ref=policy.base,
-                creates=_creates(facts),
+                **_range(facts, policy),
                 role="a ledger writer" if ledger_only else "an evidence writer",
                 writers=_writers(
                     policy.ledger_writers if ledger_only else policy.evidence_writers,
@@ -957,9 +964,7 @@ def decide_lock(
             "lock-missing",
             ref,
             message=f"no lock in force at {base}" if base else "no base: nothing is pinned",
-            base=base,
-            base_ref=policy.base,
-            creates=_creates(facts),
+            **_range(facts, policy),
             accept=accept,
         )
         findings.append(settle_hold(missing, policy, who, bound=bound))
@@ -974,9 +979,7 @@ def decide_lock(
             message=f"the base differs from the lock pinned on {locked} in "
             f"{len(lock.stale)} file(s){notice}",
             decision=HOLD if policy.lock_required else ALLOW,
-            base=base,
-            base_ref=policy.base,
-            creates=_creates(facts),
+            **_range(facts, policy),
             locked=locked,
             accept=accept,
         )
@@ -990,9 +993,7 @@ def decide_lock(
                 found=_drift_paths(lock.breach),
                 message=f"{len(lock.breach)} file(s) under the lock roots differ from "
                 + (f"the base {base}" if base else "the lock in force"),
-                base=base,
-                base_ref=policy.base,
-                creates=_creates(facts),
+                **_range(facts, policy),
             )
         )
     return findings
