@@ -23,7 +23,6 @@ from git_evidence.rules import CommitSummary, sets_value
 # base and new; a path new lacks has mode 000000 and a zero id, as git prints them.
 EndpointRow = tuple[PathClass, str, str, str]
 _SYMLINK = SYMLINK_MODE.encode()
-_PATHSPEC_MAX = 32
 
 
 def evidence_rows(
@@ -133,7 +132,7 @@ class _Graph:
             revlist = [arg for arg in facts.revlist or () if arg != "--boundary"]
             for commit, *parents in git.rev_list_parents(revlist):
                 self.parents[commit] = parents
-            self._merge_diffs(git, sorted(wanted))
+            self._merge_diffs(wanted)
         else:
             # No merge (a merge either has `merge` set or shows no change): the range
             # is one chain, listed child first; its last commit's parent lies outside.
@@ -192,29 +191,18 @@ class _Graph:
             self.members.append(run)
             self.below.append(current)
 
-    def _merge_diffs(self, git: Git, paths: list[str]) -> None:
-        pairs = [(m, p) for m, ps in self.parents.items() if len(ps) > 1 for p in ps]
-        # diff-tree answers the lines in order, each with its commit id as a header.
-        blocks = iter(pairs)
-        current: tuple[str, str] = ("", "")
-        meta: bytes | None = None
-        lines = [f"{m} {p}" for m, p in pairs]
-        # git matches every tree entry against every pathspec: past a few paths, the
-        # whole diff filtered here costs less.
-        limit = paths if len(paths) <= _PATHSPEC_MAX else []
-        wanted = set(paths)
-        for token in git.diff_pairs(lines, limit) if pairs else ():
-            if meta is not None:
-                path = decode_path(token)
-                if path in wanted:
-                    self.differs.add((*current, path))
-                meta = None
-            elif token.startswith(b":"):
-                meta = token
-            else:
-                current = next(blocks)
-                if token.decode() != current[0]:
-                    raise GitError(["git", "diff-tree", "--stdin"], 0, token, b"out of order")
+    def _merge_diffs(self, wanted: set[str]) -> None:
+        """Which parents each merge differs from in the wanted paths, from the diffs
+        against each parent that the stream read (``CommitSummary.parent_diffs``)."""
+        for merge, parents in self.parents.items():
+            if len(parents) < 2:
+                continue
+            diffs = self.summaries[merge].parent_diffs
+            if [parent for parent, _ in diffs] != parents:
+                unlike = b"parents unlike the stream's"
+                raise GitError(["git", "rev-list", "--parents"], 0, merge.encode(), unlike)
+            for parent, paths in diffs:
+                self.differs.update((merge, parent, path) for path in paths if path in wanted)
 
     def _positions(self, path: str) -> dict[int, list[int]]:
         """Segment → positions of the commits touching ``path`` there, in order."""

@@ -195,10 +195,14 @@ def stream_commits(git: Git, plans: Sequence[UpdateFacts]) -> Iterator[CommitDif
     ``rows`` (``CommitDiff``): the summary classifies them by their bytes."""
     judged = [p for p in plans if p.revlist is not None]
     members: list[list[str]] = [p.listed for p in judged]
-    chunks = git.diff_tree_chunks([p.revlist or () for p in judged], members)
+    merges: dict[str, list[str]] = {}
+    chunks = git.diff_tree_chunks([p.revlist or () for p in judged], members, merges)
     with CatFile(git) as blobs:
         yield from parse_raw(
-            itertools.chain.from_iterable(chunks), LinkResolver(git, blobs), plain_rows=True
+            itertools.chain.from_iterable(chunks),
+            LinkResolver(git, blobs),
+            plain_rows=True,
+            merges=merges,
         )
 
 
@@ -210,6 +214,10 @@ class CommitDiff(NamedTuple):
     # flat (``meta, path, meta, path, …``). They live until the commit is summarized;
     # the summary classifies each distinct path once per push, by its bytes.
     rows: Sequence[bytes] = ()
+    # A merge streamed parent by parent: (parent, the paths the merge differs from it
+    # in) for each parent, in order (the endpoint rule asks which parent a merge took
+    # a path from).
+    parent_diffs: tuple[tuple[Oid, tuple[str, ...]], ...] = ()
 
 
 def parse_raw(
@@ -218,26 +226,40 @@ def parse_raw(
     first_commit: Oid | None = None,
     *,
     plain_rows: bool = False,
+    merges: Mapping[str, Sequence[str]] | None = None,
 ) -> Iterator[CommitDiff]:
     """Parse ``diff-tree -z --raw`` (combined rows for merges) token by token.
 
     ``first_commit`` names the changes when the output has no header (``diff-index
     --cached``: links are then followed through the index). ``plain_rows``: plain
-    rows are handed on raw in ``rows`` instead of as ``Change`` objects."""
+    rows are handed on raw in ``rows`` instead of as ``Change`` objects. ``merges``:
+    merge → parents, for merges streamed as a diff against each parent in turn (see
+    ``Git.diff_tree_chunks``); each is parsed as its combined rows."""
     in_index = first_commit is not None
     oid = first_commit
     merge = False
     changes: list[Change] = []
     rows: list[bytes] = []
+    blocks: list[list[bytes]] | None = None  # a merge's rows against each parent so far
     for token in tokens:
         if not token or token[0] != _COLON:
-            if oid is not None:
+            header = _intern_oid(token.decode())
+            if blocks is not None and merges is not None and oid is not None:
+                if header == oid and len(blocks) < len(merges[oid]):
+                    blocks.append([])  # the same merge, against its next parent
+                    continue
+                yield _merged(oid, blocks, merges[oid], links)
+            elif oid is not None:
                 yield _commit(oid, merge, changes, rows, links, in_index)
-            oid, merge, changes, rows = _intern_oid(token.decode()), False, [], []
+            oid, merge, changes, rows = header, False, [], []
+            blocks = [[]] if merges and header in merges else None
             continue
         raw = next(tokens, None)
         if raw is None:
             raise GitError(["git", "diff-tree"], 0, token, b"a row without a path")
+        if blocks is not None:
+            blocks[-1] += (token, raw)
+            continue
         if plain_rows and token[1] != _COLON and _PLAIN_MODES[token[1:14]]:
             rows.append(token)
             rows.append(raw)
@@ -248,8 +270,61 @@ def parse_raw(
         )
         if token[1] == _COLON:
             merge = True
-    if oid is not None:
+    if blocks is not None and merges is not None and oid is not None:
+        yield _merged(oid, blocks, merges[oid], links)
+    elif oid is not None:
         yield _commit(oid, merge, changes, rows, links, in_index)
+
+
+def _merged(
+    oid: Oid, blocks: list[list[bytes]], parents: Sequence[str], links: LinkResolver
+) -> CommitDiff:
+    """A merge from its rows against each parent: its combined rows, parsed as
+    ``diff-tree -c`` prints them, and what it differs in from each parent."""
+    if len(blocks) != len(parents):
+        raise GitError(
+            ["git", "diff-tree", "--stdin"], 0, oid.encode(), b"a merge's parents out of step"
+        )
+    tokens = iter(combined_rows(blocks))
+    changes = [
+        _change(meta, sys.intern(decode_path(raw)), links, oid)
+        for meta, raw in zip(tokens, tokens, strict=True)
+    ]
+    parent_diffs = tuple(
+        (_intern_oid(parent), tuple([sys.intern(decode_path(raw)) for raw in block[1::2]]))
+        for parent, block in zip(parents, blocks, strict=True)
+    )
+    merge = bool(changes)
+    return CommitDiff(oid, merge, links.dependents(oid, changes) if merge else (), (), parent_diffs)
+
+
+def combined_rows(blocks: Sequence[Sequence[bytes]]) -> list[bytes]:
+    """The rows ``diff-tree -c -z --raw`` prints for a merge, from its rows against
+    each parent (``blocks``: per parent, ``meta, path, meta, path, …``): each path
+    the merge differs in from every parent, in the first parent's order, as
+    ``::<parent modes> <mode> <parent ids> <id> <statuses>``. Pure: it runs no git."""
+    others = []
+    for block in blocks[1:]:
+        pairs = iter(block)
+        others.append({path: meta for meta, path in zip(pairs, pairs, strict=True)})
+    out: list[bytes] = []
+    pairs = iter(blocks[0] if blocks else ())
+    for meta, path in zip(pairs, pairs, strict=True):
+        metas = [meta]
+        for other in others:
+            found = other.get(path)
+            if found is None:
+                break
+            metas.append(found)
+        else:
+            # `:<old mode> <new mode> <old id> <new id> <status>` against each parent
+            fields = [m[1:].split(b" ") for m in metas]
+            modes = [f[0] for f in fields] + [fields[0][1]]
+            ids = [f[2] for f in fields] + [fields[0][3]]
+            # a type change is an `M` in a combined row, as git prints it
+            statuses = b"".join(f[4] for f in fields).replace(b"T", b"M")
+            out += (b":" * len(metas) + b" ".join(modes + ids) + b" " + statuses, path)
+    return out
 
 
 def _commit(
