@@ -16,7 +16,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from typing import IO, cast
 
 from git_evidence.errors import EvidenceError, GitError
@@ -425,9 +425,10 @@ class Git:
         revlists: Sequence[Sequence[str]],
         members: Sequence[list[str]],
         merges: dict[str, list[str]] | None = None,
-    ) -> Iterator[list[bytes]]:
+    ) -> Generator[list[bytes], None, None]:
         """``diff_tree_stream``'s tokens a list at a time (every whole token of one
-        read), so a reader loops over lists instead of resuming a generator per token.
+        read), so a reader loops over lists instead of resuming a generator per token;
+        closing it early stops git.
 
         One ``diff-tree`` process serves the whole push; a feeder thread streams the
         commit ids from ``rev-list`` into it while this generator parses the output.
