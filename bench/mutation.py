@@ -158,12 +158,6 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "no table is named either: a key before the first header matches no table"
     ),
     (
-        "rules:sets_value",
-        "start = at + 1",
-        "'1' -> '2'",
-    ): "a path found stands at an even place (paths and values alternate, a value is bytes): "
-    "the next path is two on, so starting there finds the same",
-    (
         "rules:summarize",
         'commit: CommitDiff, classifier: Classifier, ledger_path: str = "", quota_path: str = ""',
         """'""' -> '"x§"' at 67""",

@@ -17,7 +17,7 @@ from git_evidence.git import Git, decode_path
 from git_evidence.oids import Oid
 from git_evidence.paths import EVIDENCE_CLASSES, SYMLINK_MODE, Change, Classifier, PathClass
 from git_evidence.ranges import LinkResolver, UpdateFacts, parse_raw
-from git_evidence.rules import CommitSummary, sets_value
+from git_evidence.rules import CommitSummary, sets_in, value_pairs
 
 # (class, path, new mode, new object id) of an evidence path that differs between
 # base and new; a path new lacks has mode 000000 and a zero id, as git prints them.
@@ -123,6 +123,7 @@ class _Graph:
         touching: Mapping[str, list[Oid]],
     ) -> None:
         self.summaries = summaries
+        self._pairs: dict[Oid, frozenset[tuple[str | bytes, str | bytes]]] = {}
         commits = facts.commits
         self.parents: dict[Oid, list[Oid]] = {}
         # (merge, parent, path) for each endpoint path a merge's result differs in
@@ -363,7 +364,7 @@ class _Graph:
         explained: set[int] = set()
 
         def judge_own(commit: Oid, b: int) -> None:
-            if sets_value(self.summaries[commit], values[wanted[b][0]]):
+            if self._sets(commit, values[wanted[b][0]]):
                 explained.add(b)
             else:
                 blamed.setdefault(b, []).append(commit)
@@ -400,7 +401,14 @@ class _Graph:
     def _own(self, commit: Oid, value: tuple[str, str, str], blamed: list[Oid]) -> bool:
         """``commit``'s own diff sets the value: as evidence, judged already (True);
         otherwise it answers for it."""
-        if sets_value(self.summaries[commit], value):
+        if self._sets(commit, value):
             return True
         blamed.append(commit)
         return False
+
+    def _sets(self, commit: Oid, value: tuple[str, str, str]) -> bool:
+        """``rules.sets_value``, each commit's values gathered once per walk."""
+        pairs = self._pairs.get(commit)
+        if pairs is None:
+            pairs = self._pairs[commit] = value_pairs(self.summaries[commit])
+        return sets_in(pairs, value)

@@ -291,20 +291,22 @@ def value_key(mode: str, oid: str) -> bytes:
     return mode.encode() + bytes.fromhex(oid)
 
 
+def value_pairs(summary: CommitSummary) -> frozenset[tuple[str | bytes, str | bytes]]:
+    """``(path, value_key)`` of each value the commit's own diff sets as evidence: a
+    walk asking one commit about many paths (a crate move sets thousands) builds it once."""
+    flat = summary.evidence_values
+    return frozenset(zip(flat[0::2], flat[1::2], strict=True))
+
+
 def sets_value(summary: CommitSummary, value: tuple[str, str, str]) -> bool:
     """Whether the commit's own diff sets ``(path, mode, object id)`` as evidence."""
-    flat = summary.evidence_values
+    return sets_in(value_pairs(summary), value)
+
+
+def sets_in(pairs: frozenset[tuple[str | bytes, str | bytes]], value: tuple[str, str, str]) -> bool:
+    """``sets_value`` on a commit's ``value_pairs``."""
     path, mode, oid = value
-    key = value_key(mode, oid)
-    start = 0
-    while True:
-        try:
-            at = flat.index(path, start)
-        except ValueError:
-            return False
-        if at % 2 == 0 and flat[at + 1] == key:
-            return True
-        start = at + 1
+    return (path, value_key(mode, oid)) in pairs
 
 
 # Classes whose plain rows are read past their path (status, mode, blob ids).

@@ -50,6 +50,7 @@ def _graph(rng: random.Random) -> tuple[endpoint._Graph, list[tuple[str, tuple[s
     }
     graph.merged_over = {name for _, _, name in graph.differs}
     graph.repeated_parent = False
+    graph._pairs = {}
     summaries: dict[str, CommitSummary] = {}
     touching: dict[str, list[str]] = {}
     for commit, ps in parents.items():
