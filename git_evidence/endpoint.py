@@ -13,9 +13,9 @@ import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from git_evidence.errors import GitError
-from git_evidence.git import Git, decode_path
+from git_evidence.git import Git
 from git_evidence.oids import Oid
-from git_evidence.paths import EVIDENCE_CLASSES, SYMLINK_MODE, Change, Classifier, PathClass
+from git_evidence.paths import EVIDENCE_CLASSES, SYMLINK_MODE, Classifier, PathClass
 from git_evidence.ranges import LinkResolver, UpdateFacts, parse_raw
 from git_evidence.rules import CommitSummary, sets_in, value_pairs
 
@@ -26,28 +26,36 @@ _SYMLINK = SYMLINK_MODE.encode()
 
 
 def evidence_rows(
-    git: Git, links: LinkResolver, classifier: Classifier, base: str, new: str
+    git: Git,
+    links: LinkResolver,
+    classifier: Classifier,
+    base: str,
+    new: str,
+    tokens: list[bytes] | None = None,
 ) -> list[EndpointRow]:
-    """One ``diff-tree base new`` for the whole update. It is not limited by pathspec:
-    evidence is matched on folded paths and by structure (links, entries above a
-    root), which no pathspec expresses; the rows are classified as commits' are."""
-    tokens = git.diff_trees(base, new)
+    """One ``diff-tree base new`` for the whole update (``tokens``: its output, when
+    the caller started it early). It is not limited by pathspec: evidence is matched
+    on folded paths and by structure (links, entries above a root), which no pathspec
+    expresses; the rows are classified as commits' are."""
+    if tokens is None:
+        tokens = git.diff_trees(base, new)
     rows: list[EndpointRow] = []
     header = new.encode()
     pairs = iter(tokens)
+    known = classifier.plain_classes
     # A large push differs from its base in thousands of product paths: a plain row is
-    # classified by its path alone (what the stream already cached), only a symlink
-    # row is parsed whole, its target followed through `new`'s tree.
+    # classified by its path alone (mostly found by its bytes: the stream classified
+    # it), only a symlink row is parsed whole, its target followed through `new`'s tree.
     for meta, raw in zip(pairs, pairs, strict=True):
         if _SYMLINK in meta:
             diff = next(parse_raw(iter([header, meta, raw]), links))
-            change = diff.changes[0]
+            path = diff.changes[0].path
+            klass = classifier.classify_change(diff.changes[0]).klass
         else:
-            change = Change("M", "", "", "", "", decode_path(raw))
-        klass = classifier.classify_change(change).klass
+            path, klass = known.get(raw) or classifier.classify_plain(raw)
         if klass in EVIDENCE_CLASSES:
             fields = meta.decode().split()
-            rows.append((klass, change.path, fields[1], fields[3]))
+            rows.append((klass, path, fields[1], fields[3]))
     return rows
 
 

@@ -4,7 +4,7 @@ ref updates → ranges → classified commits → findings → report."""
 from __future__ import annotations
 
 import gc
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from git_evidence import (
     endpoint,
@@ -17,10 +17,10 @@ from git_evidence import (
 from git_evidence.budget import PROGRESS
 from git_evidence.endpoint import EndpointRow
 from git_evidence.errors import PolicyError
-from git_evidence.git import CatFile, Git
+from git_evidence.git import CatFile, Git, Later
 from git_evidence.identity import Identity
 from git_evidence.oids import Oid
-from git_evidence.paths import Classifier, fold_path
+from git_evidence.paths import fold_path
 from git_evidence.policy import POLICY_FILE, Policy, parse_policy
 from git_evidence.ranges import (
     LinkResolver,
@@ -78,27 +78,41 @@ def _judge(
     PROGRESS.stage = "diffing the pushed commits"
     # Ranges of one push overlap; boundary commits (`-<oid>`) are not judged.
     PROGRESS.listed = lambda: len({c for p in plans for c in p.listed if c[:1] != "-"})
-    summaries = {}
-    for commit in stream_commits(git, plans):
+    summaries: dict[Oid, rules.CommitSummary] = {}
+    merges: dict[str, list[str]] = {}  # each merge's parents, from the stream's listing
+    ahead: dict[int, Later] = {}
+    for commit in stream_commits(git, plans, merges):
+        if not summaries:
+            # The ranges are listed: each base-to-tip diff the endpoint rule needs
+            # starts now, on the core the stream's reader leaves free.
+            settle_plans(plans)
+            ahead = {
+                i: git.diff_trees_later(*ends)
+                for i, p in enumerate(plans)
+                if (ends := _endpoint_ends(p, merges))
+            }
         summaries[commit.oid] = rules.summarize(commit, classifier, ledger_path, quota_path)
         PROGRESS.commits += 1
-    # Rows were classified by their raw bytes, each distinct path once; what follows
-    # asks by name (the classifier's own cache), so the raw keys can go.
-    classifier.plain_classes.clear()
     settle_plans(plans)
     with CatFile(git) as cat:
         PROGRESS.stage = "comparing each base with its new tip"
         links = LinkResolver(git, cat)
-        decisions = []
         endpoints: list[list[EndpointRow]] = []
-        for plan in plans:
+        for i, plan in enumerate(plans):
+            ends = _endpoint_ends(plan, merges)
+            tokens = ahead[i].tokens() if i in ahead else None
+            rows = endpoint.evidence_rows(git, links, classifier, *ends, tokens) if ends else []
+            endpoints.append(rows)
+        # Rows were classified by their raw bytes, each distinct path once; what
+        # follows asks by name (the classifier's own cache), so the raw keys can go.
+        classifier.plain_classes.clear()
+        decisions = []
+        for plan, rows in zip(plans, endpoints, strict=True):
             commits = [summaries[c] for c in plan.commits]
-            rows = _endpoint(git, links, classifier, plan, commits)
             kept = endpoint.answering(git, plan, rows, summaries)
             if kept:
                 commits = [rules.with_kept(c, kept[c.oid]) if c.oid in kept else c for c in commits]
             decisions.append(rules.decide_update(plan, commits, policy, who))
-            endpoints.append(rows)
         PROGRESS.stage = "checking the lock and the freeze ledger"
         pins = lockcheck.pin_lookup(git, cat, policy.notes_ref)
         notes: list[str] = []
@@ -175,36 +189,22 @@ def show_findings(git: Git, report: Report, given: int | None) -> None:
         )
 
 
-def _endpoint(
-    git: Git,
-    links: LinkResolver,
-    classifier: Classifier,
-    plan: UpdateFacts,
-    commits: Sequence[rules.CommitSummary],
-) -> list[EndpointRow]:
-    """The evidence rows of ``base..new`` of an update whose commits are judged."""
-    if (
-        plan.revlist is None
-        or plan.base is None
-        or plan.commit is None
-        or plan.fast_forward is False
-        or plan.base == plan.commit
-    ):
-        return []
-    if plan.fast_forward and plan.base == plan.update.old and _one_chain(git, commits):
-        # A fast-forward through one chain of single-parent commits: each difference
-        # between old and new is some commit's own diff, judged already.
-        return []
-    return endpoint.evidence_rows(git, links, classifier, plan.base, plan.commit)
-
-
-def _one_chain(git: Git, commits: Sequence[rules.CommitSummary]) -> bool:
-    """No commit is a merge. A merge shows combined rows (``merge``) or no change at
-    all, like an empty commit: only those few are asked."""
-    if any(c.merge for c in commits):
-        return False
-    unsure = [c.oid for c in commits if not c.by_class]
-    return not unsure or all(len(ps) <= 1 for ps in git.parent_lists(unsure).values())
+def _endpoint_ends(
+    plan: UpdateFacts, merges: Mapping[str, Sequence[str]]
+) -> tuple[Oid, Oid] | None:
+    """``(base, new)`` when the endpoint rule reads ``base..new`` of a settled update
+    whose commits are judged. Not when new fast-forwards old through one chain of
+    single-parent commits: each difference between old and new is then some commit's
+    own diff, judged already (``merges``: every merge the stream listed)."""
+    base, new = plan.base, plan.commit
+    if plan.revlist is None or base is None or new is None or base == new:
+        return None
+    if plan.fast_forward is False:
+        return None
+    one_chain = not any(c in merges for c in plan.commits)
+    if plan.fast_forward and base == plan.update.old and one_chain:
+        return None
+    return base, new
 
 
 def _touches(summary: rules.CommitSummary, klass: paths.PathClass, path: str) -> bool:

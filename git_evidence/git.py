@@ -503,12 +503,10 @@ class Git:
         """The raw changes between two tree-ish (no header), as NUL-separated tokens."""
         return zsplit(self.out("diff-tree", *RAW_DIFF, old, new))
 
-    def parent_lists(self, commits: Sequence[str]) -> dict[Oid, list[Oid]]:
-        """Each commit's parents (the commits themselves only: no walk)."""
-        query = "".join(f"{oid}\n" for oid in commits).encode()
-        out = self.out("rev-list", "--no-walk=unsorted", "--parents", "--stdin", input=query)
-        lines = cast("list[list[Oid]]", [line.split() for line in out.decode().splitlines()])
-        return {oid: parents for oid, *parents in lines}
+    def diff_trees_later(self, old: str, new: str) -> Later:
+        """``diff_trees``, started now and read by a thread of its own: git works on
+        another core while the caller goes on (``Later.tokens`` waits for it)."""
+        return Later(self, ("diff-tree", *RAW_DIFF, old, new))
 
     def rev_list_parents(self, args: Sequence[str]) -> list[list[Oid]]:
         """``[commit, parent…]`` of every commit ``rev-list args`` lists."""
@@ -561,6 +559,29 @@ class Git:
             )
         except OSError as exc:
             raise EvidenceError(f"cannot run git: {exc}", fix="install git") from exc
+
+
+class Later:
+    """A git command running while its caller works; its output is read meanwhile, so
+    git never waits on a full pipe."""
+
+    def __init__(self, git: Git, args: Sequence[str]) -> None:
+        self._args = list(args)
+        self._proc = git.popen(*args, buffered=True)
+        self._out = self._err = b""
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        self._out, self._err = self._proc.communicate()
+
+    def tokens(self) -> list[bytes]:
+        """Its NUL-separated output, once git has ended; its failure raised here."""
+        self._reader.join()
+        code = self._proc.wait()
+        if code != 0:
+            raise GitError(["git", *self._args], code, b"", self._err)
+        return zsplit(self._out)
 
 
 class CatFile:

@@ -189,13 +189,16 @@ def settle_plans(plans: Sequence[UpdateFacts]) -> None:
             facts.fast_forward = old == facts.commit or f"-{old}" in listed
 
 
-def stream_commits(git: Git, plans: Sequence[UpdateFacts]) -> Iterator[CommitDiff]:
+def stream_commits(
+    git: Git, plans: Sequence[UpdateFacts], merges: dict[str, list[str]] | None = None
+) -> Iterator[CommitDiff]:
     """Every commit of every plan's range, each once, through one ``diff-tree``.
-    Fills each plan's ``listed`` as a side effect. Plain rows come as raw
+    Fills each plan's ``listed`` and ``merges`` (each merge's parents) as side
+    effects, both complete when the first commit comes. Plain rows come as raw
     ``rows`` (``CommitDiff``): the summary classifies them by their bytes."""
     judged = [p for p in plans if p.revlist is not None]
     members: list[list[str]] = [p.listed for p in judged]
-    merges: dict[str, list[str]] = {}
+    merges = {} if merges is None else merges
     chunks = git.diff_tree_chunks([p.revlist or () for p in judged], members, merges)
     with CatFile(git) as blobs:
         yield from parse_raw(

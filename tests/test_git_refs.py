@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from conftest import git
 
+from git_evidence.errors import GitError
 from git_evidence.git import Git
 
 
@@ -27,3 +29,18 @@ def test_one_listing_gives_the_refs_and_the_symbolic_refs(tmp_path: Path) -> Non
     assert refs["refs/tags/v1"] == refs["refs/heads/main"]
     listed = git(tmp_path, "for-each-ref", "--format=%(refname) %(objectname)").stdout
     assert refs == dict(line.split(" ") for line in listed.splitlines())
+
+
+def test_a_diff_started_ahead_gives_the_same_tokens_or_raises_gits_failure(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "commit", "-q", "--allow-empty", "-m", "one")
+    (tmp_path / "f").write_text("x\n")
+    git(tmp_path, "add", "f")
+    git(tmp_path, "commit", "-q", "-m", "two")
+    repo = Git(cwd=str(tmp_path))
+    assert repo.diff_trees_later("HEAD~1", "HEAD").tokens() == repo.diff_trees("HEAD~1", "HEAD")
+    assert len(repo.diff_trees("HEAD~1", "HEAD")) == 2  # one row: its meta, its path
+    late = repo.diff_trees_later("HEAD", "no-such-revision")
+    with pytest.raises(GitError) as failed:
+        late.tokens()
+    assert "no-such-revision" in str(failed.value)
