@@ -52,7 +52,11 @@ def fold_path(path: str) -> str:
     if "\\" in path:  # a Windows checkout reads a backslash as a separator
         path = path.replace("\\", "/")
     if path.isascii():
-        return _TRAILING.sub("", path.lower())
+        lower = path.lower()
+        # (a dot or space can only trail a component that a slash or the end follows)
+        if "./" in lower or " /" in lower or lower.endswith((".", " ")):
+            return _TRAILING.sub("", lower)
+        return lower
     text = _IGNORABLE.sub("", path)
     text = unicodedata.normalize("NFC", text).casefold()
     text = unicodedata.normalize("NFC", text)

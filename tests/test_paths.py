@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from git_evidence import paths
 from git_evidence.paths import (
     EVIDENCE_CLASSES,
     Change,
@@ -144,3 +145,14 @@ def variant_of_evidence_path(draw: st.DrawFn) -> str:
 @settings(max_examples=400)
 def test_any_case_or_unicode_variant_of_an_evidence_path_is_evidence(path: str) -> None:
     assert CLASSIFIER.classify(path).klass in EVIDENCE_CLASSES
+
+
+@given(st.text(alphabet="ab. /A\\", max_size=16))
+@settings(max_examples=600)
+def test_an_ascii_path_folds_as_the_trailing_rule_says_with_or_without_the_shortcut(
+    text: str,
+) -> None:
+    """fold_path skips the trailing-dot rule's regex when no dot or space ends a
+    component: the shortcut must never change what it gives."""
+    lower = text.replace("\\", "/").lower()
+    assert fold_path(text) == paths._TRAILING.sub("", lower)
