@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import cast
 
 from git_evidence.errors import GitError
 from git_evidence.git import Git
@@ -60,13 +61,14 @@ def evidence_rows(
 
 
 def answering(
-    git: Git,
     facts: UpdateFacts,
     rows: Sequence[EndpointRow],
     summaries: Mapping[Oid, CommitSummary],
+    parents: Mapping[str, Sequence[str]],
 ) -> dict[Oid, list[tuple[PathClass, str]]]:
     """commit → ``(class, path)`` of the endpoint rows it is judged as changing
     although its own diff does not (SPEC §10: the endpoint must be explained).
+    ``parents``: each commit's, as the stream listed them.
 
     Each evidence path that differs between base and new must get its value at new
     from a commit of the range that sets it by its own diff, on the history that
@@ -90,7 +92,7 @@ def answering(
                     touching.setdefault(path, []).append(oid)
                     if klass not in EVIDENCE_CLASSES:
                         plain.add(path)
-    graph = _Graph(git, facts, facts.commit, summaries, wanted, touching)
+    graph = _Graph(facts, facts.commit, summaries, parents, wanted, touching)
     walked = [row for row in rows if row[1] in graph.merged_over or row[1] in plain]
     # All paths in one pass over the graph (a bit per path); a merge that names one
     # parent twice (commit-tree allows it) is left to the per-path walk, whose
@@ -123,10 +125,10 @@ class _Graph:
 
     def __init__(
         self,
-        git: Git,
         facts: UpdateFacts,
         tip: Oid,
         summaries: Mapping[Oid, CommitSummary],
+        parents: Mapping[str, Sequence[str]],
         wanted: set[str],
         touching: Mapping[str, list[Oid]],
     ) -> None:
@@ -137,14 +139,12 @@ class _Graph:
         # (merge, parent, path) for each endpoint path a merge's result differs in
         # from that parent.
         self.differs: set[tuple[str, str, str]] = set()
-        if any(summaries[c].merge or not summaries[c].by_class for c in commits):
-            revlist = [arg for arg in facts.revlist or () if arg != "--boundary"]
-            for commit, *parents in git.rev_list_parents(revlist):
-                self.parents[commit] = parents
+        if any(len(parents[c]) > 1 for c in commits):
+            self.parents = {c: cast("list[Oid]", parents[c]) for c in commits}
             self._merge_diffs(wanted)
         else:
-            # No merge (a merge either has `merge` set or shows no change): the range
-            # is one chain, listed child first; its last commit's parent lies outside.
+            # No merge: the range is one chain, listed child first; its last commit's
+            # parent lies outside.
             for child, parent in itertools.pairwise(commits):
                 self.parents[child] = [parent]
             if commits:

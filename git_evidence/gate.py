@@ -79,9 +79,9 @@ def _judge(
     # Ranges of one push overlap; boundary commits (`-<oid>`) are not judged.
     PROGRESS.listed = lambda: len({c for p in plans for c in p.listed if c[:1] != "-"})
     summaries: dict[Oid, rules.CommitSummary] = {}
-    merges: dict[str, list[str]] = {}  # each merge's parents, from the stream's listing
+    parents: dict[str, list[str]] = {}  # each commit's, from the stream's listing
     ahead: dict[int, Later] = {}
-    for commit in stream_commits(git, plans, merges):
+    for commit in stream_commits(git, plans, parents):
         if not summaries:
             # The ranges are listed: each base-to-tip diff the endpoint rule needs
             # starts now, on the core the stream's reader leaves free.
@@ -89,7 +89,7 @@ def _judge(
             ahead = {
                 i: git.diff_trees_later(*ends)
                 for i, p in enumerate(plans)
-                if (ends := _endpoint_ends(p, merges))
+                if (ends := _endpoint_ends(p, parents))
             }
         summaries[commit.oid] = rules.summarize(commit, classifier, ledger_path, quota_path)
         PROGRESS.commits += 1
@@ -99,7 +99,7 @@ def _judge(
         links = LinkResolver(git, cat)
         endpoints: list[list[EndpointRow]] = []
         for i, plan in enumerate(plans):
-            ends = _endpoint_ends(plan, merges)
+            ends = _endpoint_ends(plan, parents)
             tokens = ahead[i].tokens() if i in ahead else None
             rows = endpoint.evidence_rows(git, links, classifier, *ends, tokens) if ends else []
             endpoints.append(rows)
@@ -109,7 +109,7 @@ def _judge(
         decisions = []
         for plan, rows in zip(plans, endpoints, strict=True):
             commits = [summaries[c] for c in plan.commits]
-            kept = endpoint.answering(git, plan, rows, summaries)
+            kept = endpoint.answering(plan, rows, summaries, parents)
             if kept:
                 commits = [rules.with_kept(c, kept[c.oid]) if c.oid in kept else c for c in commits]
             decisions.append(rules.decide_update(plan, commits, policy, who))
@@ -190,18 +190,18 @@ def show_findings(git: Git, report: Report, given: int | None) -> None:
 
 
 def _endpoint_ends(
-    plan: UpdateFacts, merges: Mapping[str, Sequence[str]]
+    plan: UpdateFacts, parents: Mapping[str, Sequence[str]]
 ) -> tuple[Oid, Oid] | None:
     """``(base, new)`` when the endpoint rule reads ``base..new`` of a settled update
     whose commits are judged. Not when new fast-forwards old through one chain of
     single-parent commits: each difference between old and new is then some commit's
-    own diff, judged already (``merges``: every merge the stream listed)."""
+    own diff, judged already (``parents``: each commit's, as the stream listed them)."""
     base, new = plan.base, plan.commit
     if plan.revlist is None or base is None or new is None or base == new:
         return None
     if plan.fast_forward is False:
         return None
-    one_chain = not any(c in merges for c in plan.commits)
+    one_chain = all(len(parents[c]) < 2 for c in plan.commits)
     if plan.fast_forward and base == plan.update.old and one_chain:
         return None
     return base, new

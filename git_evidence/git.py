@@ -424,7 +424,7 @@ class Git:
         self,
         revlists: Sequence[Sequence[str]],
         members: Sequence[list[str]],
-        merges: dict[str, list[str]] | None = None,
+        parents: dict[str, list[str]] | None = None,
     ) -> Generator[list[bytes], None, None]:
         """``diff_tree_stream``'s tokens a list at a time (every whole token of one
         read), so a reader loops over lists instead of resuming a generator per token;
@@ -433,8 +433,8 @@ class Git:
         One ``diff-tree`` process serves the whole push; a feeder thread streams the
         commit ids from ``rev-list`` into it while this generator parses the output.
 
-        With ``merges`` (filled with each merge's parents before git answers), a merge
-        is diffed against each of its parents in turn, a header per parent, instead of
+        With ``parents`` (filled with each listed commit's parents before git answers),
+        a merge is diffed against each of its parents in turn, a header per parent, instead of
         as one combined diff: the reader combines them, and keeps what differs from
         which parent for the endpoint rule. In the one process, those diffs find the
         trees the stream has just read; a second process diffing the merges afterwards
@@ -464,13 +464,13 @@ class Git:
             # are then complete while the commits are diffed (the time budget's
             # refusal says how many of them were judged).
             listings = []
-            parents = ("--parents",) if merges is not None else ()
+            with_parents = ("--parents",) if parents is not None else ()
             for args, member in zip(revlists, members, strict=False):
-                lister = self.popen("rev-list", *parents, *args, "--", buffered=True)
+                lister = self.popen("rev-list", *with_parents, *args, "--", buffered=True)
                 listed, stderr = lister.communicate()
                 if lister.returncode != 0:
                     raise GitError(["git", "rev-list", *args], lister.returncode, b"", stderr)
-                if merges is None:
+                if parents is None:
                     lines = listed.splitlines(keepends=True)
                     member.extend([sys.intern(line.rstrip(b"\n").decode()) for line in lines])
                 else:
@@ -478,8 +478,9 @@ class Git:
                     for words in map(bytes.split, listed.splitlines()):
                         oid = sys.intern(words[0].decode())
                         member.append(oid)
+                        if oid[:1] != "-":  # a boundary's parents are not the range's
+                            parents[oid] = [sys.intern(w.decode()) for w in words[1:]]
                         if len(words) > 2 and oid[:1] != "-":
-                            merges[oid] = [word.decode() for word in words[1:]]
                             lines.append(b"".join(words[0] + b" " + p + b"\n" for p in words[1:]))
                         else:
                             lines.append(words[0] + b"\n")
@@ -507,11 +508,6 @@ class Git:
         """``diff_trees``, started now and read by a thread of its own: git works on
         another core while the caller goes on (``Later.tokens`` waits for it)."""
         return Later(self, ("diff-tree", *RAW_DIFF, old, new))
-
-    def rev_list_parents(self, args: Sequence[str]) -> list[list[Oid]]:
-        """``[commit, parent…]`` of every commit ``rev-list args`` lists."""
-        out = self.out("rev-list", "--parents", *args, "--")
-        return cast("list[list[Oid]]", [line.split() for line in out.decode().splitlines()])
 
     def diff_index_cached(self, head: str) -> list[bytes]:
         return zsplit(

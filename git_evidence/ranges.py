@@ -190,22 +190,22 @@ def settle_plans(plans: Sequence[UpdateFacts]) -> None:
 
 
 def stream_commits(
-    git: Git, plans: Sequence[UpdateFacts], merges: dict[str, list[str]] | None = None
+    git: Git, plans: Sequence[UpdateFacts], parents: dict[str, list[str]] | None = None
 ) -> Iterator[CommitDiff]:
     """Every commit of every plan's range, each once, through one ``diff-tree``.
-    Fills each plan's ``listed`` and ``merges`` (each merge's parents) as side
-    effects, both complete when the first commit comes. Plain rows come as raw
+    Fills each plan's ``listed`` and ``parents`` (each listed commit's parents) as
+    side effects, both complete when the first commit comes. Plain rows come as raw
     ``rows`` (``CommitDiff``): the summary classifies them by their bytes."""
     judged = [p for p in plans if p.revlist is not None]
     members: list[list[str]] = [p.listed for p in judged]
-    merges = {} if merges is None else merges
-    chunks = git.diff_tree_chunks([p.revlist or () for p in judged], members, merges)
+    parents = {} if parents is None else parents
+    chunks = git.diff_tree_chunks([p.revlist or () for p in judged], members, parents)
     with CatFile(git) as blobs:
         yield from parse_raw(
             itertools.chain.from_iterable(chunks),
             LinkResolver(git, blobs),
             plain_rows=True,
-            merges=merges,
+            parents=parents,
         )
 
 
@@ -229,14 +229,14 @@ def parse_raw(
     first_commit: Oid | None = None,
     *,
     plain_rows: bool = False,
-    merges: Mapping[str, Sequence[str]] | None = None,
+    parents: Mapping[str, Sequence[str]] | None = None,
 ) -> Iterator[CommitDiff]:
     """Parse ``diff-tree -z --raw`` (combined rows for merges) token by token.
 
     ``first_commit`` names the changes when the output has no header (``diff-index
     --cached``: links are then followed through the index). ``plain_rows``: plain
-    rows are handed on raw in ``rows`` instead of as ``Change`` objects. ``merges``:
-    merge → parents, for merges streamed as a diff against each parent in turn (see
+    rows are handed on raw in ``rows`` instead of as ``Change`` objects. ``parents``:
+    commit → parents, where merges come as a diff against each parent in turn (see
     ``Git.diff_tree_chunks``); each is parsed as its combined rows."""
     in_index = first_commit is not None
     oid = first_commit
@@ -244,18 +244,20 @@ def parse_raw(
     changes: list[Change] = []
     rows: list[bytes] = []
     blocks: list[list[bytes]] | None = None  # a merge's rows against each parent so far
+    merged: Sequence[str] = ()  # that merge's parents
     for token in tokens:
         if not token or token[0] != _COLON:
             header = _intern_oid(token.decode())
-            if blocks is not None and merges is not None and oid is not None:
-                if header == oid and len(blocks) < len(merges[oid]):
+            if blocks is not None and oid is not None:
+                if header == oid and len(blocks) < len(merged):
                     blocks.append([])  # the same merge, against its next parent
                     continue
-                yield _merged(oid, blocks, merges[oid], links)
+                yield _merged(oid, blocks, merged, links)
             elif oid is not None:
                 yield _commit(oid, merge, changes, rows, links, in_index)
             oid, merge, changes, rows = header, False, [], []
-            blocks = [[]] if merges and header in merges else None
+            merged = parents.get(header, ()) if parents else ()
+            blocks = [[]] if len(merged) > 1 else None
             continue
         raw = next(tokens, None)
         if raw is None:
@@ -273,8 +275,8 @@ def parse_raw(
         )
         if token[1] == _COLON:
             merge = True
-    if blocks is not None and merges is not None and oid is not None:
-        yield _merged(oid, blocks, merges[oid], links)
+    if blocks is not None and oid is not None:
+        yield _merged(oid, blocks, merged, links)
     elif oid is not None:
         yield _commit(oid, merge, changes, rows, links, in_index)
 

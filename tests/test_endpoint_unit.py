@@ -160,16 +160,17 @@ def answering(
         update, view = RefUpdate(ZERO, new, "refs/heads/topic"), RefView({MAIN: exclude}, old)
     plans = plan_updates(g, [update], POLICY, view)
     classifier = POLICY.classifier()
+    parents: dict[str, list[str]] = {}
     summaries = {
         c.oid: rules.summarize(c, classifier, "tests/freeze.jsonl")
-        for c in stream_commits(g, plans)
+        for c in stream_commits(g, plans, parents)
     }
     settle_plans(plans)
     plan = plans[0]
     plan.base = old
     with CatFile(g) as cat:
         rows = endpoint.evidence_rows(g, LinkResolver(g, cat), classifier, old, new)
-    return endpoint.answering(g, plan, rows, summaries)
+    return endpoint.answering(plan, rows, summaries, parents)
 
 
 def test_the_merge_that_took_the_older_copy_answers_for_it(repo: Work) -> None:
@@ -281,12 +282,13 @@ def test_a_protected_tip_answers_when_no_commit_of_the_range_sets_it(repo: Work)
     g = Git(str(repo.path))
     plans = plan_updates(g, [RefUpdate(setter, tip, MAIN)], POLICY, RefView({MAIN: setter}, setter))
     classifier = POLICY.classifier()
-    summaries = {c.oid: rules.summarize(c, classifier) for c in stream_commits(g, plans)}
+    parents: dict[str, list[str]] = {}
+    summaries = {c.oid: rules.summarize(c, classifier) for c in stream_commits(g, plans, parents)}
     settle_plans(plans)
     plans[0].base = old
     with CatFile(g) as cat:
         rows = endpoint.evidence_rows(g, LinkResolver(g, cat), classifier, old, tip)
-    assert endpoint.answering(g, plans[0], rows, summaries) == {tip: [(ORACLE, ORACLE_PATH)]}
+    assert endpoint.answering(plans[0], rows, summaries, parents) == {tip: [(ORACLE, ORACLE_PATH)]}
 
 
 def test_values_from_excluded_history_are_left_to_that_history(repo: Work) -> None:

@@ -1,5 +1,5 @@
 """The push's one ``diff-tree`` diffs each merge against each of its parents in turn
-(``Git.diff_tree_chunks`` with ``merges``); ``parse_raw`` builds the merge's combined
+(``Git.diff_tree_chunks`` with ``parents``); ``parse_raw`` builds the merge's combined
 rows from those diffs (``ranges.combined_rows``). What it builds must be what
 ``diff-tree -c`` prints, on real histories with the merges that make combined diffs
 subtle: octopus merges, a parent named twice, symlinks, type and mode changes, a file
@@ -60,9 +60,9 @@ def _history(root: Path, seed: int, commits: int) -> None:
     git(root, "fast-import", "--quiet", input=stream)
 
 
-def _parsed(g: Git, tokens: list[bytes], merges: dict[str, list[str]] | None) -> list[CommitDiff]:
+def _parsed(g: Git, tokens: list[bytes], parents: dict[str, list[str]] | None) -> list[CommitDiff]:
     with CatFile(g) as cat:
-        return list(parse_raw(iter(tokens), LinkResolver(g, cat), plain_rows=True, merges=merges))
+        return list(parse_raw(iter(tokens), LinkResolver(g, cat), plain_rows=True, parents=parents))
 
 
 def _raw(root: Path, *args: str, input: bytes | None = None) -> bytes:
@@ -85,19 +85,21 @@ def test_a_merge_streamed_parent_by_parent_parses_as_its_combined_diff(tmp_path:
         _history(root, seed, 70)
         g = Git(cwd=str(root))
         combined = _raw(root, *DIFF_C, input=_raw(root, "rev-list", "--all")).split(b"\0")[:-1]
-        merges: dict[str, list[str]] = {}
+        listing: dict[str, list[str]] = {}
         listed: list[str] = []
-        chunks = g.diff_tree_chunks([["--all"]], [listed], merges)
-        streamed = _parsed(g, [t for chunk in chunks for t in chunk], merges)
+        chunks = g.diff_tree_chunks([["--all"]], [listed], listing)
+        streamed = _parsed(g, [t for chunk in chunks for t in chunk], listing)
         expected = _parsed(g, combined, None)
         # (rows: a list or a tuple, as built; the merge's diffs apart)
         assert [c._replace(rows=tuple(c.rows), parent_diffs=()) for c in streamed] == [
             c._replace(rows=tuple(c.rows)) for c in expected
         ]
         assert listed == _raw(root, "rev-list", "--all").decode().split()
+        with_parents = _raw(root, "rev-list", "--parents", "--all").decode().splitlines()
+        assert listing == {oid: ps for oid, *ps in map(str.split, with_parents)}
         for commit in streamed:
-            parents = merges.get(commit.oid)
-            if parents is None:
+            parents = listing[commit.oid]
+            if len(parents) < 2:
                 assert commit.parent_diffs == ()
                 continue
             merges_seen += 1
