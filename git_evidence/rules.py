@@ -614,6 +614,7 @@ def decide_update(
     added: dict[str, None] = {}
     changed: dict[str, None] = {}
     kept: dict[str, None] = {}
+    where = _range(facts, policy)
     for commit in commits:
         if _mixes(commit.classes):
             findings.append(
@@ -623,7 +624,7 @@ def decide_update(
                     commit=commit.oid,
                     found=_side_by_side(dict(commit.by_class)),
                     message=mix_message(commit),
-                    **_range(facts, policy),
+                    **where,
                 )
             )
         if commit.added_tests:
@@ -649,7 +650,7 @@ def decide_update(
                 found=_side_by_side(_lists(union)),
                 message=f"the {len(commits)} commits of this range change evidence and "
                 "product between them",
-                **_range(facts, policy),
+                **where,
             )
         )
     untrusted = {k for k in evidence if not _may_write(k, union.get(k, {}), policy, who)}
@@ -666,7 +667,7 @@ def decide_update(
                     if kept
                     else ""
                 ),
-                **_range(facts, policy),
+                **where,
                 role="a ledger writer" if ledger_only else "an evidence writer",
                 writers=_writers(
                     policy.ledger_writers if ledger_only else policy.evidence_writers,
@@ -855,8 +856,10 @@ def _lists(union: dict[PathClass, dict[str, None]]) -> dict[PathClass, list[str]
 
 def _side_by_side(by_class: Mapping[PathClass, Sequence[str]]) -> dict[str, list[str]]:
     """The paths that make a mix: evidence and non-neutral non-evidence classes."""
-    keep = EVIDENCE_CLASSES | NON_EVIDENCE_SIDE
-    return {k: sorted(set(v)) for k, v in sorted(by_class.items()) if k in keep}
+    return {k: sorted(set(by_class[k])) for k in sorted(by_class) if k in _SIDE_BY_SIDE}
+
+
+_SIDE_BY_SIDE = EVIDENCE_CLASSES | NON_EVIDENCE_SIDE
 
 
 def error_finding(rule: ErrorRule, message: str, hint: str) -> Finding:
