@@ -19,6 +19,11 @@ import time
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from typing import IO, cast
 
+try:
+    import fcntl
+except ImportError:  # not on Windows: pipes keep their default size
+    fcntl = None  # type: ignore[assignment]
+
 from git_evidence.errors import EvidenceError, GitError
 from git_evidence.oids import Oid
 
@@ -456,6 +461,12 @@ class Git:
             buffered=True,
         )
 
+        # A pipe of a mebibyte: git goes on diffing while the reader works through
+        # what it read (with the default 64 KiB, git waited on the reader a sixth of
+        # the stream).
+        assert diff.stdout is not None
+        widen_pipe(diff.stdout, 1 << 20)
+
         def feed(stdin: IO[bytes]) -> None:
             seen: set[bytes] = set()
             # Read every list whole first: diff-tree takes them far slower than
@@ -630,6 +641,19 @@ class CatFile:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def widen_pipe(stream: IO[bytes], size: int) -> int:
+    """Ask Linux for a pipe of ``size`` bytes (``F_SETPIPE_SZ``); the size it has, or
+    0 where pipes keep their size (elsewhere, over /proc/sys/fs/pipe-max-size, or past
+    the user's pipe quota)."""
+    setpipe = getattr(fcntl, "F_SETPIPE_SZ", None) if fcntl is not None else None
+    if setpipe is None:
+        return 0
+    try:
+        return int(fcntl.fcntl(stream.fileno(), setpipe, size))
+    except OSError:
+        return 0
 
 
 def _fed_tokens(

@@ -15,14 +15,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol, cast
 
 from git_evidence.errors import GitError
-from git_evidence.git import Git
+from git_evidence.git import Git, widen_pipe
 from git_evidence.oids import Oid
 from git_evidence.paths import GITLINK_MODE, fold_path, glob_regex
-
-try:
-    import fcntl
-except ImportError:  # not on Windows: pipes keep their default size
-    fcntl = None  # type: ignore[assignment]
 
 LFS_HEADER = b"version https://git-lfs.github.com/spec/v1\n"
 LFS_MAX = 1024  # git-lfs never writes a larger pointer
@@ -200,7 +195,7 @@ class BlobReader:
         self._buf = bytearray(self.CHUNK)
         self._view = memoryview(self._buf)
         self._start = self._end = 0  # unread bytes: buf[start:end]
-        self._nap = _widen_pipe(stream) >= self.CHUNK
+        self._nap = widen_pipe(stream, self.CHUNK) >= self.CHUNK
         self._short = False  # the last read was short: nap before the next one
 
     def _fill(self, need: int) -> None:
@@ -266,17 +261,6 @@ class BlobReader:
         if self._buf[self._start] != 0x0A:
             raise _cat_file_error(b"a large blob is not followed by a newline")
         self._start += 1
-
-
-def _widen_pipe(stream: io.BufferedReader) -> int:
-    """Ask Linux for a one-mebibyte pipe (``F_SETPIPE_SZ``); the size it has."""
-    setpipe = getattr(fcntl, "F_SETPIPE_SZ", None) if fcntl is not None else None
-    if setpipe is None:
-        return 0
-    try:
-        return int(fcntl.fcntl(stream.fileno(), setpipe, BlobReader.CHUNK))
-    except OSError:  # over /proc/sys/fs/pipe-max-size, or the user's pipe quota
-        return 0
 
 
 def _cat_file_error(why: bytes) -> GitError:
