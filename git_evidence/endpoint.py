@@ -207,9 +207,9 @@ class _Graph:
             if len(parents) < 2:
                 continue
             diffs = self.summaries[merge].parent_diffs
-            if [parent for parent, _ in diffs] != parents:
-                unlike = b"parents unlike the stream's"
-                raise GitError(["git", "rev-list", "--parents"], 0, merge.encode(), unlike)
+            if [parent for parent, _ in diffs] != parents:  # never, unless the stream lost one
+                unread = b"a merge the stream did not diff against each of its parents"
+                raise GitError(["git", "diff-tree", "--stdin"], 0, merge.encode(), unread)
             for parent, paths in diffs:
                 self.differs.update((merge, parent, path) for path in paths if path in wanted)
 

@@ -438,12 +438,12 @@ class Git:
         One ``diff-tree`` process serves the whole push; a feeder thread streams the
         commit ids from ``rev-list`` into it while this generator parses the output.
 
-        With ``parents`` (filled with each listed commit's parents before git answers),
-        a merge is diffed against each of its parents in turn, a header per parent, instead of
-        as one combined diff: the reader combines them, and keeps what differs from
-        which parent for the endpoint rule. In the one process, those diffs find the
-        trees the stream has just read; a second process diffing the merges afterwards
-        cost a third of what the whole stream costs git.
+        With ``parents`` (filled with each listed commit's parents before git
+        answers), a merge is diffed against each of its parents in turn, a header per
+        parent, instead of as one combined diff: the reader combines them, and keeps
+        what differs from which parent for the endpoint rule. In the one process,
+        those diffs find the trees the stream has just read; a second process diffing
+        the merges afterwards cost a third of what the whole stream costs git.
         """
         diff = self.popen(
             "diff-tree",
