@@ -158,6 +158,11 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "no table is named either: a key before the first header matches no table"
     ),
     (
+        "rules:value_pairs",
+        "return frozenset(zip(flat[0::2], flat[1::2], strict=True))",
+        "'True' -> 'False'",
+    ): "a summary keeps its evidence values as (path, value) pairs: the halves are as long",
+    (
         "rules:summarize",
         'commit: CommitDiff, classifier: Classifier, ledger_path: str = "", quota_path: str = ""',
         """'""' -> '"x§"' at 67""",
