@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import cast
 
 from git_evidence.errors import GitError
-from git_evidence.git import Git
+from git_evidence.git import Git, decode_path
 from git_evidence.oids import Oid
 from git_evidence.paths import EVIDENCE_CLASSES, SYMLINK_MODE, Classifier, PathClass
 from git_evidence.ranges import LinkResolver, UpdateFacts, parse_raw
@@ -24,6 +24,7 @@ from git_evidence.rules import CommitSummary, sets_in, value_pairs
 # base and new; a path new lacks has mode 000000 and a zero id, as git prints them.
 EndpointRow = tuple[PathClass, str, str, str]
 _SYMLINK = SYMLINK_MODE.encode()
+_PATHSPEC_MAX = 32
 
 
 def evidence_rows(
@@ -61,6 +62,7 @@ def evidence_rows(
 
 
 def answering(
+    git: Git,
     facts: UpdateFacts,
     rows: Sequence[EndpointRow],
     summaries: Mapping[Oid, CommitSummary],
@@ -92,7 +94,7 @@ def answering(
                     touching.setdefault(path, []).append(oid)
                     if klass not in EVIDENCE_CLASSES:
                         plain.add(path)
-    graph = _Graph(facts, facts.commit, summaries, parents, wanted, touching)
+    graph = _Graph(git, facts, facts.commit, summaries, parents, wanted, touching)
     walked = [row for row in rows if row[1] in graph.merged_over or row[1] in plain]
     # All paths in one pass over the graph (a bit per path); a merge that names one
     # parent twice (commit-tree allows it) is left to the per-path walk, whose
@@ -117,6 +119,39 @@ def answering(
     return found
 
 
+def merge_differs(
+    git: Git, facts: UpdateFacts, parents: Mapping[str, Sequence[str]], wanted: set[str]
+) -> set[tuple[str, str, str]]:
+    """``(merge, parent, path)`` for each ``wanted`` path a merge of the range differs
+    in from that parent: one ``diff-tree --stdin`` of the (merge, parent) pairs,
+    limited by pathspec when few paths are asked (git matches every tree entry against
+    every pathspec: past a few paths, the whole diff filtered here costs less). A
+    merge is diffed per parent only here, for the evidence that differs between base
+    and new: the stream's combined diff skips what a merge took whole from one parent
+    (a subtree pull), which a diff per parent would read in full."""
+    pairs = [(m, p) for m in facts.commits if len(parents[m]) > 1 for p in parents[m]]
+    # diff-tree answers the lines in order, each with its commit id as a header.
+    blocks = iter(pairs)
+    current: tuple[str, str] = ("", "")
+    meta: bytes | None = None
+    paths = sorted(wanted)
+    limit = paths if len(paths) <= _PATHSPEC_MAX else []
+    differs: set[tuple[str, str, str]] = set()
+    for token in git.diff_pairs([f"{m} {p}" for m, p in pairs], limit) if pairs else ():
+        if meta is not None:
+            path = decode_path(token)
+            if path in wanted:
+                differs.add((*current, path))
+            meta = None
+        elif token.startswith(b":"):
+            meta = token
+        else:
+            current = next(blocks)
+            if token.decode() != current[0]:
+                raise GitError(["git", "diff-tree", "--stdin"], 0, token, b"out of order")
+    return differs
+
+
 class _Graph:
     """The range cut into segments: runs of single-parent commits with no branching
     inside, and merges on their own. A walk for one path steps from segment to
@@ -125,6 +160,7 @@ class _Graph:
 
     def __init__(
         self,
+        git: Git,
         facts: UpdateFacts,
         tip: Oid,
         summaries: Mapping[Oid, CommitSummary],
@@ -141,7 +177,7 @@ class _Graph:
         self.differs: set[tuple[str, str, str]] = set()
         if any(len(parents[c]) > 1 for c in commits):
             self.parents = {c: cast("list[Oid]", parents[c]) for c in commits}
-            self._merge_diffs(wanted)
+            self.differs = merge_differs(git, facts, parents, wanted)
         else:
             # No merge: the range is one chain, listed child first; its last commit's
             # parent lies outside.
@@ -199,19 +235,6 @@ class _Graph:
                 self.where[oid] = (len(self.members), position)
             self.members.append(run)
             self.below.append(current)
-
-    def _merge_diffs(self, wanted: set[str]) -> None:
-        """Which parents each merge differs from in the wanted paths, from the diffs
-        against each parent that the stream read (``CommitSummary.parent_diffs``)."""
-        for merge, parents in self.parents.items():
-            if len(parents) < 2:
-                continue
-            diffs = self.summaries[merge].parent_diffs
-            if [parent for parent, _ in diffs] != parents:  # never, unless the stream lost one
-                unread = b"a merge the stream did not diff against each of its parents"
-                raise GitError(["git", "diff-tree", "--stdin"], 0, merge.encode(), unread)
-            for parent, paths in diffs:
-                self.differs.update((merge, parent, path) for path in paths if path in wanted)
 
     def _positions(self, path: str) -> dict[int, list[int]]:
         """Segment → positions of the commits touching ``path`` there, in order."""

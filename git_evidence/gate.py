@@ -20,7 +20,7 @@ from git_evidence.errors import PolicyError
 from git_evidence.git import CatFile, Git, Later
 from git_evidence.identity import Identity
 from git_evidence.oids import Oid
-from git_evidence.paths import fold_path
+from git_evidence.paths import Classifier, fold_path
 from git_evidence.policy import POLICY_FILE, Policy, parse_policy
 from git_evidence.ranges import (
     LinkResolver,
@@ -97,19 +97,17 @@ def _judge(
     with CatFile(git) as cat:
         PROGRESS.stage = "comparing each base with its new tip"
         links = LinkResolver(git, cat)
-        endpoints: list[list[EndpointRow]] = []
-        for i, plan in enumerate(plans):
-            ends = _endpoint_ends(plan, parents)
-            tokens = ahead[i].tokens() if i in ahead else None
-            rows = endpoint.evidence_rows(git, links, classifier, *ends, tokens) if ends else []
-            endpoints.append(rows)
+        endpoints = [
+            _endpoint_rows(git, links, classifier, plan, parents, ahead.pop(i, None))
+            for i, plan in enumerate(plans)
+        ]
         # Rows were classified by their raw bytes, each distinct path once; what
         # follows asks by name (the classifier's own cache), so the raw keys can go.
         classifier.plain_classes.clear()
         decisions = []
         for plan, rows in zip(plans, endpoints, strict=True):
             commits = [summaries[c] for c in plan.commits]
-            kept = endpoint.answering(plan, rows, summaries, parents)
+            kept = endpoint.answering(git, plan, rows, summaries, parents)
             if kept:
                 commits = [rules.with_kept(c, kept[c.oid]) if c.oid in kept else c for c in commits]
             decisions.append(rules.decide_update(plan, commits, policy, who))
@@ -187,6 +185,23 @@ def show_findings(git: Git, report: Report, given: int | None) -> None:
             f"git config {MAX_FINDINGS_KEY} is {value!r}, not a number of findings: "
             f"showing {report.max_findings} (0 shows all)"
         )
+
+
+def _endpoint_rows(
+    git: Git,
+    links: LinkResolver,
+    classifier: Classifier,
+    plan: UpdateFacts,
+    parents: Mapping[str, Sequence[str]],
+    started: Later | None,
+) -> list[EndpointRow]:
+    """The evidence rows of ``base..new`` of a settled update (``started``: its diff,
+    begun beside the stream), or none when the endpoint rule reads no diff."""
+    ends = _endpoint_ends(plan, parents)
+    if ends is None:
+        return []
+    tokens = started.tokens() if started is not None else None
+    return endpoint.evidence_rows(git, links, classifier, *ends, tokens)
 
 
 def _endpoint_ends(

@@ -438,12 +438,13 @@ class Git:
         One ``diff-tree`` process serves the whole push; a feeder thread streams the
         commit ids from ``rev-list`` into it while this generator parses the output.
 
-        With ``parents`` (filled with each listed commit's parents before git
-        answers), a merge is diffed against each of its parents in turn, a header per
-        parent, instead of as one combined diff: the reader combines them, and keeps
-        what differs from which parent for the endpoint rule. In the one process,
-        those diffs find the trees the stream has just read; a second process diffing
-        the merges afterwards cost a third of what the whole stream costs git.
+        ``parents``, when given, is filled with each listed commit's parents before
+        git answers (``rev-list --parents``): the endpoint rule's graph, and whether a
+        range is one chain, come from it. A merge is diffed as one combined diff
+        (``-c``): the paths that differ from every parent, which git finds without
+        walking what the merge took whole from one parent (a subtree pull, an octopus
+        merge); diffing each merge against each parent in the stream instead cost a
+        subtree pull's whole tree per merge.
         """
         diff = self.popen(
             "diff-tree",
@@ -491,10 +492,7 @@ class Git:
                         member.append(oid)
                         if oid[:1] != "-":  # a boundary's parents are not the range's
                             parents[oid] = [sys.intern(w.decode()) for w in words[1:]]
-                        if len(words) > 2 and oid[:1] != "-":
-                            lines.append(b"".join(words[0] + b" " + p + b"\n" for p in words[1:]))
-                        else:
-                            lines.append(words[0] + b"\n")
+                        lines.append(words[0] + b"\n")
                 listings.append(lines)
             # Ranges of one push overlap (two branches off one base): each
             # commit is diffed once. A single range needs no bookkeeping.
@@ -519,6 +517,23 @@ class Git:
         """``diff_trees``, started now and read by a thread of its own: git works on
         another core while the caller goes on (``Later.tokens`` waits for it)."""
         return Later(self, ("diff-tree", *RAW_DIFF, old, new))
+
+    def diff_pairs(self, pairs: Sequence[str], paths: Sequence[str]) -> Iterator[bytes]:
+        """``<commit> [<parent>]`` lines through one ``diff-tree --stdin``, limited to
+        ``paths`` when given: each line gives its commit id as a header (``--always``),
+        then its rows, in the order of the lines (a lone commit is diffed against the
+        empty tree). Tokens are read as git writes them: a merge's diff against a parent
+        it shares little with can hold thousands of rows, which a whole reply would
+        keep in memory at once."""
+        if not pairs:
+            return
+        lines = "".join(f"{pair}\n" for pair in pairs).encode()
+        limit = ("--", *paths) if paths else ()
+        diff = self.popen("diff-tree", "--stdin", *RAW_DIFF, "--always", "--root", *limit)
+        for tokens in _fed_tokens(
+            diff, lambda stdin: stdin.write(lines), ["git", "diff-tree", "--stdin"]
+        ):
+            yield from tokens
 
     def diff_index_cached(self, head: str) -> list[bytes]:
         return zsplit(
@@ -582,13 +597,19 @@ class Later:
     def _read(self) -> None:
         self._out, self._err = self._proc.communicate()
 
+    def done(self) -> bool:
+        """Whether git has ended and its output is read (``tokens`` will not wait)."""
+        return not self._reader.is_alive()
+
     def tokens(self) -> list[bytes]:
-        """Its NUL-separated output, once git has ended; its failure raised here."""
+        """Its NUL-separated output, once git has ended; its failure raised here. The
+        output is handed over: asked again, it is empty."""
         self._reader.join()
         code = self._proc.wait()
         if code != 0:
             raise GitError(["git", *self._args], code, b"", self._err)
-        return zsplit(self._out)
+        out, self._out = self._out, b""
+        return zsplit(out)
 
 
 class CatFile:

@@ -205,7 +205,6 @@ def stream_commits(
             itertools.chain.from_iterable(chunks),
             LinkResolver(git, blobs),
             plain_rows=True,
-            parents=parents,
         )
 
 
@@ -217,10 +216,6 @@ class CommitDiff(NamedTuple):
     # flat (``meta, path, meta, path, …``). They live until the commit is summarized;
     # the summary classifies each distinct path once per push, by its bytes.
     rows: Sequence[bytes] = ()
-    # A merge streamed parent by parent: (parent, the paths the merge differs from it
-    # in) for each parent, in order (the endpoint rule asks which parent a merge took
-    # a path from).
-    parent_diffs: tuple[tuple[Oid, tuple[str, ...]], ...] = ()
 
 
 def parse_raw(
@@ -229,42 +224,26 @@ def parse_raw(
     first_commit: Oid | None = None,
     *,
     plain_rows: bool = False,
-    parents: Mapping[str, Sequence[str]] | None = None,
 ) -> Iterator[CommitDiff]:
     """Parse ``diff-tree -z --raw`` (combined rows for merges) token by token.
 
     ``first_commit`` names the changes when the output has no header (``diff-index
     --cached``: links are then followed through the index). ``plain_rows``: plain
-    rows are handed on raw in ``rows`` instead of as ``Change`` objects. ``parents``:
-    commit → parents, where merges come as a diff against each parent in turn (see
-    ``Git.diff_tree_chunks``); each is parsed as its combined rows."""
+    rows are handed on raw in ``rows`` instead of as ``Change`` objects."""
     in_index = first_commit is not None
     oid = first_commit
     merge = False
     changes: list[Change] = []
     rows: list[bytes] = []
-    blocks: list[list[bytes]] | None = None  # a merge's rows against each parent so far
-    merged: Sequence[str] = ()  # that merge's parents
     for token in tokens:
         if not token or token[0] != _COLON:
-            header = _intern_oid(token.decode())
-            if blocks is not None and oid is not None:
-                if header == oid and len(blocks) < len(merged):
-                    blocks.append([])  # the same merge, against its next parent
-                    continue
-                yield _merged(oid, blocks, merged, links)
-            elif oid is not None:
+            if oid is not None:
                 yield _commit(oid, merge, changes, rows, links, in_index)
-            oid, merge, changes, rows = header, False, [], []
-            merged = parents.get(header, ()) if parents else ()
-            blocks = [[]] if len(merged) > 1 else None
+            oid, merge, changes, rows = _intern_oid(token.decode()), False, [], []
             continue
         raw = next(tokens, None)
         if raw is None:
             raise GitError(["git", "diff-tree"], 0, token, b"a row without a path")
-        if blocks is not None:
-            blocks[-1] += (token, raw)
-            continue
         if plain_rows and token[1] != _COLON and _PLAIN_MODES[token[1:14]]:
             rows.append(token)
             rows.append(raw)
@@ -275,61 +254,8 @@ def parse_raw(
         )
         if token[1] == _COLON:
             merge = True
-    if blocks is not None and oid is not None:
-        yield _merged(oid, blocks, merged, links)
-    elif oid is not None:
+    if oid is not None:
         yield _commit(oid, merge, changes, rows, links, in_index)
-
-
-def _merged(
-    oid: Oid, blocks: list[list[bytes]], parents: Sequence[str], links: LinkResolver
-) -> CommitDiff:
-    """A merge from its rows against each parent: its combined rows, parsed as
-    ``diff-tree -c`` prints them, and what it differs in from each parent."""
-    if len(blocks) != len(parents):
-        raise GitError(
-            ["git", "diff-tree", "--stdin"], 0, oid.encode(), b"a merge's parents out of step"
-        )
-    tokens = iter(combined_rows(blocks))
-    changes = [
-        _change(meta, sys.intern(decode_path(raw)), links, oid)
-        for meta, raw in zip(tokens, tokens, strict=True)
-    ]
-    parent_diffs = tuple(
-        (_intern_oid(parent), tuple([sys.intern(decode_path(raw)) for raw in block[1::2]]))
-        for parent, block in zip(parents, blocks, strict=True)
-    )
-    merge = bool(changes)
-    return CommitDiff(oid, merge, links.dependents(oid, changes) if merge else (), (), parent_diffs)
-
-
-def combined_rows(blocks: Sequence[Sequence[bytes]]) -> list[bytes]:
-    """The rows ``diff-tree -c -z --raw`` prints for a merge, from its rows against
-    each parent (``blocks``: per parent, ``meta, path, meta, path, …``): each path
-    the merge differs in from every parent, in the first parent's order, as
-    ``::<parent modes> <mode> <parent ids> <id> <statuses>``. Pure: it runs no git."""
-    others = []
-    for block in blocks[1:]:
-        pairs = iter(block)
-        others.append({path: meta for meta, path in zip(pairs, pairs, strict=True)})
-    out: list[bytes] = []
-    pairs = iter(blocks[0] if blocks else ())
-    for meta, path in zip(pairs, pairs, strict=True):
-        metas = [meta]
-        for other in others:
-            found = other.get(path)
-            if found is None:
-                break
-            metas.append(found)
-        else:
-            # `:<old mode> <new mode> <old id> <new id> <status>` against each parent
-            fields = [m[1:].split(b" ") for m in metas]
-            modes = [f[0] for f in fields] + [fields[0][1]]
-            ids = [f[2] for f in fields] + [fields[0][3]]
-            # a type change is an `M` in a combined row, as git prints it
-            statuses = b"".join(f[4] for f in fields).replace(b"T", b"M")
-            out += (b":" * len(metas) + b" ".join(modes + ids) + b" " + statuses, path)
-    return out
 
 
 def _commit(

@@ -282,8 +282,6 @@ class CommitSummary(NamedTuple):
     # (status, old blob, new blob, path) of each change to the retry quota (SPEC §12),
     # append-only like the ledger
     quota: tuple[tuple[str, str, str, str], ...] = ()
-    # a merge's (parent, paths it differs from that parent in), as the stream read them
-    parent_diffs: tuple[tuple[Oid, tuple[str, ...]], ...] = ()
 
 
 def value_key(mode: str, oid: str) -> bytes:
@@ -380,7 +378,6 @@ def summarize(
         tuple(ledger),
         tuple(values),
         quota=tuple(quota),
-        parent_diffs=commit.parent_diffs,
     )
 
 

@@ -170,7 +170,7 @@ def answering(
     plan.base = old
     with CatFile(g) as cat:
         rows = endpoint.evidence_rows(g, LinkResolver(g, cat), classifier, old, new)
-    return endpoint.answering(plan, rows, summaries, parents)
+    return endpoint.answering(g, plan, rows, summaries, parents)
 
 
 def test_the_merge_that_took_the_older_copy_answers_for_it(repo: Work) -> None:
@@ -288,7 +288,9 @@ def test_a_protected_tip_answers_when_no_commit_of_the_range_sets_it(repo: Work)
     plans[0].base = old
     with CatFile(g) as cat:
         rows = endpoint.evidence_rows(g, LinkResolver(g, cat), classifier, old, tip)
-    assert endpoint.answering(plans[0], rows, summaries, parents) == {tip: [(ORACLE, ORACLE_PATH)]}
+    assert endpoint.answering(g, plans[0], rows, summaries, parents) == {
+        tip: [(ORACLE, ORACLE_PATH)]
+    }
 
 
 def test_values_from_excluded_history_are_left_to_that_history(repo: Work) -> None:
@@ -397,3 +399,24 @@ def test_git_lists_symbolic_refs_with_their_final_target(repo: Work) -> None:
     assert "refs/heads/dangling" not in aliases
     assert g.symref_target("refs/heads/dangling") == "refs/heads/nothing"
     assert g.symref_target(MAIN) is None
+
+
+def test_on_a_long_range_the_merge_that_kept_the_older_copy_answers_for_it(repo: Work) -> None:
+    """Thousands of commits after the merge: the base-to-tip diff runs beside the stream
+    (it ends long before the stream does) and the merge, not the tip, answers for the
+    older copy it kept."""
+    fork(repo)
+    old = repo.commit("tighten", {ORACLE_PATH: "tight\n"})
+    merged = merge(repo, "feat", keep=(ORACLE_PATH,), also={"src/app.py": "v3\n"})
+    stream = b"".join(
+        b"commit refs/heads/main\ncommitter T <t@example.com> 1700000000 +0000\n"
+        + b"data 2\np\n"
+        + (b"from %s\n" % merged.encode() if i == 0 else b"")
+        + b"M 100644 inline src/p%d.py\ndata 2\n%d\n\n" % (i, i % 10)
+        for i in range(2000)
+    )
+    repo.git("fast-import", "--quiet", input=stream)
+    found = rules_of(decide_main(repo, old))
+    (mixed,) = found["mixed-commit"]  # the merge: its own product change, the kept oracle
+    assert mixed.commit == merged
+    assert mixed.message.startswith("merge brings back an older copy of evidence (oracle)")
