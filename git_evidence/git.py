@@ -597,10 +597,6 @@ class Later:
     def _read(self) -> None:
         self._out, self._err = self._proc.communicate()
 
-    def done(self) -> bool:
-        """Whether git has ended and its output is read (``tokens`` will not wait)."""
-        return not self._reader.is_alive()
-
     def tokens(self) -> list[bytes]:
         """Its NUL-separated output, once git has ended; its failure raised here. The
         output is handed over: asked again, it is empty."""
