@@ -49,9 +49,9 @@ def _chosen_parser(
     return parser
 
 
-def _add_format(parser: argparse.ArgumentParser) -> None:
-    """``--format text|json``, for a command that renders its own JSON."""
-    add_format(parser)
+def _add_rev(parser: argparse.ArgumentParser) -> None:
+    """The optional ``REV`` a command reads (default HEAD)."""
+    parser.add_argument("rev", nargs="?", default="HEAD", metavar="REV", help=REV_HELP)
 
 
 def _count(text: str) -> int:
@@ -109,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="judge as this pusher name against the policy's identities",
     )
-    _add_format(p)
+    add_format(p)
     _add_max_findings(p)
 
     p = sub.add_parser(
@@ -123,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
         "paths", nargs="+", metavar="PATH", help="a path (it need not exist), as git takes it"
     )
     p.add_argument("--base", metavar="REF", help="read the policy at REF")
-    _add_format(p)
+    add_format(p)
 
     p = sub.add_parser(
         "policy",
@@ -137,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="resolve it as pre-receive does in this (bare) repository",
     )
-    _add_format(p)
+    add_format(p)
 
     p = sub.add_parser(
         "pre-commit",
@@ -145,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Client hook: judge the staged change against HEAD (during a merge, "
         "only what differs from every parent). Report on stderr.",
     )
-    _add_format(p)
+    add_format(p)
 
     p = sub.add_parser(
         "pre-push",
@@ -157,7 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("remote", nargs="?", help="remote name (from git)")
     p.add_argument("url", nargs="?", help="remote URL (from git)")
-    _add_format(p)
+    add_format(p)
     _add_max_findings(p)
 
     p = sub.add_parser(
@@ -166,7 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Server hook: judge every ref update of a push against the server's "
         "refs; a refusal refuses the whole push. Report on stderr.",
     )
-    _add_format(p)
+    add_format(p)
     _add_max_findings(p)
 
     p = sub.add_parser(
@@ -182,7 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Pin REV's fixture tree as a lock note and print the pin digest; "
         "with --push, publish it. Shows progress on a terminal when it takes a while.",
     )
-    p.add_argument("rev", nargs="?", default="HEAD", metavar="REV", help=REV_HELP)
+    _add_rev(p)
     p.add_argument(
         "--push",
         nargs="?",
@@ -191,7 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="publish it: fetch REMOTE's notes (default origin), pin, push the notes ref, "
         "retrying when the remote's notes moved meanwhile",
     )
-    _add_format(p)
+    add_format(p)
 
     p = sub.add_parser(
         "show-lock",
@@ -200,8 +200,8 @@ def build_parser() -> argparse.ArgumentParser:
         "first-parent ancestor) and where it lives; -v lists every pinned file. "
         "Exit 1 when no lock is in force.",
     )
-    p.add_argument("rev", nargs="?", default="HEAD", metavar="REV", help=REV_HELP)
-    _add_format(p)
+    _add_rev(p)
+    add_format(p)
 
     p = sub.add_parser(
         "verify",
@@ -209,14 +209,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="Compare REV (or the files on disk) with the lock in force, then check "
         "the range from the protected base. Exit 0 only when everything matches.",
     )
-    p.add_argument("rev", nargs="?", default="HEAD", metavar="REV", help=REV_HELP)
+    _add_rev(p)
     p.add_argument(
         "--worktree",
         action="store_true",
         help="compare the files on disk (untracked and ignored ones too)",
     )
     p.add_argument("--base", metavar="REF", help="the protected base for the range check")
-    _add_format(p)
+    add_format(p)
 
     p = sub.add_parser(
         "install",
@@ -237,7 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="with --server: seal this policy file (git config evidence.policyFile)",
     )
-    _add_format(p)
+    add_format(p)
 
     p = sub.add_parser(
         "doctor",
@@ -248,7 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
         "something is missing.",
     )
     p.add_argument("--repo", metavar="DIR", help="repository (default: current)")
-    _add_format(p)
+    add_format(p)
 
     p = sub.add_parser(
         "split",
@@ -273,7 +273,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="put the evidence commit on a new branch NAME from the commit's parent; "
         "the current branch keeps the product commit",
     )
-    _add_format(p)
+    add_format(p)
 
     _add_freeze(sub)
     _add_judge(sub)
@@ -284,7 +284,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="List every rule id with its decision and how to fix it; the fields "
         "a finding fills in (<commit>, <base>, …) are explained below the list.",
     )
-    _add_format(p)
+    add_format(p)
     apply_conventions(parser)
     return parser
 
@@ -318,11 +318,11 @@ def _add_judge(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--log", metavar="FILE", help="append one JSON line per judgement")
     p.add_argument("--keep", action="store_true", help="keep the workspace (its path on stderr)")
     p.set_defaults(command_argv=[])
-    _add_format(p)
+    add_format(p)
 
     p = sub.add_parser("show-verdict", help="print the verdict noted on REV")
-    p.add_argument("rev", nargs="?", default="HEAD", metavar="REV", help=REV_HELP)
-    _add_format(p)
+    _add_rev(p)
+    add_format(p)
 
 
 def _add_freeze(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -373,7 +373,7 @@ def _add_freeze(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     which = lst.add_mutually_exclusive_group()
     which.add_argument("--active", action="store_true", help="only freezes in force now")
     which.add_argument("--expired", action="store_true", help="only freezes past their window")
-    _add_format(lst)
+    add_format(lst)
 
     st = verbs.add_parser("status", help="exit 0 only when a matching freeze is in force")
     st.add_argument(
@@ -382,7 +382,7 @@ def _add_freeze(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     st.add_argument(
         "--fingerprint", metavar="F", help="only a freeze of this failure fingerprint counts"
     )
-    _add_format(st)
+    add_format(st)
 
 
 def _add_labels(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -393,7 +393,7 @@ def _add_labels(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "check", help="collected tests without a row, rows without a test, duplicates"
     )
     c.add_argument("--rev", metavar="REV", help="check the file at REV (default: the working tree)")
-    _add_format(c)
+    add_format(c)
     i = verbs.add_parser("init", help="write a starting file (every test invariant) to review")
     for parser in (c, i):
         parser.add_argument(
@@ -407,7 +407,7 @@ def _add_labels(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     verbs = p.add_subparsers(dest="verb", metavar="VERB", required=True)
     st = verbs.add_parser("status", help="retries remaining, and the latest spends")
     st.add_argument("--rev", metavar="REV", help="read the file at REV (default: working tree)")
-    _add_format(st)
+    add_format(st)
     sp = verbs.add_parser("spend", help="append the retries a run used, from its JUnit XML (CI)")
     sp.add_argument("--from-junit", required=True, metavar="FILE", help="the run's JUnit XML")
     sp.add_argument("--candidate", default="HEAD", metavar="REV", help="the commit tested")
