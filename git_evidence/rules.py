@@ -948,7 +948,8 @@ def decide_lock(
     §6, §8, §10). A stale lock is a notice unless the policy requires a lock: the base
     is accepted history whatever its pin says, so it holds nothing by itself."""
     ref = facts.update.ref
-    base = (facts.base or "")[:12]
+    where = _range(facts, policy)
+    base = where["base"]
     if lock.invalid is not None:
         locked = lock.found.commit[:12] if lock.found else base
         return [
@@ -969,7 +970,7 @@ def decide_lock(
             "lock-missing",
             ref,
             message=f"no lock in force at {base}" if base else "no base: nothing is pinned",
-            **_range(facts, policy),
+            **where,
             accept=accept,
         )
         findings.append(settle_hold(missing, policy, who, bound=bound))
@@ -984,7 +985,7 @@ def decide_lock(
             message=f"the base differs from the lock pinned on {locked} in "
             f"{len(lock.stale)} file(s){notice}",
             decision=HOLD if policy.lock_required else ALLOW,
-            **_range(facts, policy),
+            **where,
             locked=locked,
             accept=accept,
         )
@@ -998,7 +999,7 @@ def decide_lock(
                 found=_drift_paths(lock.breach),
                 message=f"{len(lock.breach)} file(s) under the lock roots differ from "
                 + (f"the base {base}" if base else "the lock in force"),
-                **_range(facts, policy),
+                **where,
             )
         )
     return findings
