@@ -438,13 +438,13 @@ class Git:
         One ``diff-tree`` process serves the whole push; a feeder thread streams the
         commit ids from ``rev-list`` into it while this generator parses the output.
 
-        ``parents``, when given, is filled with each listed commit's parents before
-        git answers (``rev-list --parents``): the endpoint rule's graph, and whether a
-        range is one chain, come from it. A merge is diffed as one combined diff
-        (``-c``): the paths that differ from every parent, which git finds without
-        walking what the merge took whole from one parent (a subtree pull, an octopus
-        merge); diffing each merge against each parent in the stream instead cost a
-        subtree pull's whole tree per merge.
+        ``parents``, when given, is filled with each listed commit's parents (the
+        listing is ``rev-list --parents``) before git answers: the endpoint rule's
+        graph, and whether a range is one chain, come from it. A merge is diffed as
+        one combined diff (``-c``): the paths that differ from every parent, which git
+        finds without walking what the merge took whole from one parent (a subtree
+        pull, an octopus merge); diffing each merge against each parent in the stream
+        instead cost a subtree pull's whole tree per merge.
         """
         diff = self.popen(
             "diff-tree",
@@ -476,23 +476,19 @@ class Git:
             # are then complete while the commits are diffed (the time budget's
             # refusal says how many of them were judged).
             listings = []
-            with_parents = ("--parents",) if parents is not None else ()
             for args, member in zip(revlists, members, strict=False):
-                lister = self.popen("rev-list", *with_parents, *args, "--", buffered=True)
+                lister = self.popen("rev-list", "--parents", *args, "--", buffered=True)
                 listed, stderr = lister.communicate()
                 if lister.returncode != 0:
                     raise GitError(["git", "rev-list", *args], lister.returncode, b"", stderr)
-                if parents is None:
-                    lines = listed.splitlines(keepends=True)
-                    member.extend([sys.intern(line.rstrip(b"\n").decode()) for line in lines])
-                else:
-                    lines = []
-                    for words in map(bytes.split, listed.splitlines()):
-                        oid = sys.intern(words[0].decode())
-                        member.append(oid)
-                        if oid[:1] != "-":  # a boundary's parents are not the range's
-                            parents[oid] = [sys.intern(w.decode()) for w in words[1:]]
-                        lines.append(words[0] + b"\n")
+                lines = []
+                for words in map(bytes.split, listed.splitlines()):
+                    oid = sys.intern(words[0].decode())
+                    member.append(oid)
+                    # (a boundary's parents are not the range's)
+                    if parents is not None and oid[:1] != "-":
+                        parents[oid] = [sys.intern(w.decode()) for w in words[1:]]
+                    lines.append(words[0] + b"\n")
                 listings.append(lines)
             # Ranges of one push overlap (two branches off one base): each
             # commit is diffed once. A single range needs no bookkeeping.
