@@ -93,7 +93,8 @@ def _judge(
             }
         summaries[commit.oid] = rules.summarize(commit, classifier, ledger_path, quota_path)
         PROGRESS.commits += 1
-    settle_plans(plans)
+    if not summaries:  # no commit came: settled only now
+        settle_plans(plans)
     with CatFile(git) as cat:
         PROGRESS.stage = "comparing each base with its new tip"
         links = LinkResolver(git, cat)
