@@ -324,12 +324,11 @@ def find_lock(git: Git, notes_ref: str, rev: str) -> LockRef | None:
     """The lock in force at the commit ``rev`` names (``<commit>^`` included: None for
     a root's parent): the note on its nearest first-parent ancestor, itself included.
 
-    The first NEAR are
-    looked up by their note paths (``cat-file --batch-check``, the nearest FIRST, then
-    the rest): a pin a few commits back (the pushed branch's last tip, as a rule) costs
-    two processes however many notes the ref holds, where a server pins every push and
-    its notes only grow. Past them, every note is listed once and the first-parent line
-    walked on."""
+    The first NEAR are looked up by their note paths (``cat-file --batch-check``, the
+    nearest FIRST, then the rest): a pin a few commits back (the pushed branch's last
+    tip, as a rule) costs two processes however many notes the ref holds, where a
+    server pins every push and its notes only grow. Past them, every note is listed
+    once and the first-parent line walked on."""
     near = git.first_parent_ids(rev, NEAR)
     for group in (near[:FIRST], near[FIRST:]):
         own, _ = own_notes(git, notes_ref, group)
