@@ -12,6 +12,7 @@ from typing import Final, Literal, NamedTuple
 
 from git_evidence.globs import ANY, components_regex
 from git_evidence.links import resolve_link
+from git_evidence.runner_files import RUNNER_CONFIG as _RUNNER_CONFIG
 
 # The path classes (SPEC §3): a closed set, so the type checker knows every class a
 # path can have. `other` is a path no glob classifies.
@@ -201,10 +202,20 @@ STRUCTURAL_ORDER: Final[tuple[PathClass, ...]] = (POLICY, ORACLE, FIXTURE, LEDGE
 _CACHE_LIMIT = 1 << 18
 
 
+def is_runner_config(path: str) -> bool:
+    """Whether ``path`` (folded or not) names runner configuration."""
+    return _RUNNER_CONFIG.fullmatch(fold_path(path)) is not None
+
+
 class _Entry(NamedTuple):
     klass: PathClass
     glob: str  # as written; a negation keeps its `!`
     negated: bool
+
+
+def _runner_config(folded: str, negated: tuple[Negation, ...]) -> Match:
+    name = folded.rsplit("/", 1)[-1]
+    return Match(OTHER, None, f"runner configuration ({name}: loaded without being named)", negated)
 
 
 class Classifier:
@@ -310,11 +321,15 @@ class Classifier:
             index = int(found.lastgroup[1:])
             entry = self._entries[index]
             if not entry.negated:
+                if entry.klass not in EVIDENCE_CLASSES and _RUNNER_CONFIG.fullmatch(folded):
+                    return _runner_config(folded, negated)
                 return Match(entry.klass, entry.glob, negated=negated)
             taken = self._taken_back(index, folded)
             if taken is not None:
                 negated += (Negation(entry.klass, taken, entry.glob),)
             start = PRECEDENCE.index(entry.klass) + 1
+        if _RUNNER_CONFIG.fullmatch(folded):
+            return _runner_config(folded, negated)
         return Match(OTHER, None, negated=negated)
 
     def _taken_back(self, index: int, folded: str) -> str | None:

@@ -33,6 +33,7 @@ PURE = (
     "quota",
     "oids",
     "slots",
+    "runner_files",
 )
 # The modules that run git themselves; everything that imports them runs git too.
 RUN_GIT = ("git_evidence.git", "git_evidence.objects")
