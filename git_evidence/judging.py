@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from git_evidence import ledger, lock, manifest, paths, runner, scorecard, workspace
@@ -21,7 +21,7 @@ from git_evidence.policy import Policy
 from git_evidence.properties import JudgeProperty
 from git_evidence.ranges import LinkResolver, parse_raw
 from git_evidence.scorecard import Judged, Sealed
-from git_evidence.verdict import FixtureRun, PropertyRuns, Signals
+from git_evidence.verdict import FixtureRun, PropertyRuns, Signals, seed_flakes
 
 # Variables that would point a command at the repository (or another one) instead of
 # the workspace it runs in.
@@ -133,6 +133,7 @@ def run_properties(
     area: workspace.Area,
     env: dict[str, str],
     progress: Callable[[str], None] | None = None,
+    held: runner.Held = runner.UNHELD,
 ) -> list[PropertyRuns]:
     chains: list[runner.Chain] = []
     owners: list[tuple[PropertyRuns, FixtureRun | None]] = []
@@ -166,13 +167,42 @@ def run_properties(
                         )
                     )
                     owners.append((result, fixture))
-    outcomes = runner.run_chains(chains, spaces, env=env, scratch=area.scratch, progress=progress)
+    outcomes = runner.run_chains(
+        chains, spaces, env=env, scratch=area.scratch, progress=progress, held=held
+    )
     for (result, owner), runs in zip(owners, outcomes, strict=True):
         if owner is None:
             result.seeds[runs[0].seed] = runs
         else:
             owner.run = runs[0]
     return results
+
+
+def flakes_on_base(
+    signals: Signals,
+    props: dict[str, JudgeProperty],
+    base_space: str,
+    area: workspace.Area,
+    env: dict[str, str],
+    held: runner.Held,
+) -> Signals:
+    """Each seed that flaked without a freeze, run again on the base (same repeats, same
+    sandbox): a flake the base shows too is one CI may freeze; one the base does not
+    show, the candidate brought."""
+    on_base: dict[tuple[str, int], bool] = {}
+    for flake in signals.flakes:
+        key = (flake.property, flake.seed)
+        prop = props.get(flake.property)
+        if flake.freeze is not None or key in on_base or prop is None:
+            continue
+        chain = runner.Chain(prop.command, flake.seed, prop.repeat, prop.timeout_s, prop.junit)
+        runs = runner.run_chain(chain, cwd=base_space, env=env, scratch=area.scratch, held=held)
+        on_base[key] = bool(seed_flakes(prop.id, prop.junit, runs))
+    flakes = tuple(
+        replace(f, on_base=on_base.get((f.property, f.seed))) if f.freeze is None else f
+        for f in signals.flakes
+    )
+    return replace(signals, flakes=flakes)
 
 
 def lock_ref(pin: Pin) -> lock.LockRef | None:

@@ -58,8 +58,10 @@ def lock_facts(
     root trees equal the base's, means the lock is in force and current. Otherwise
     the note is read, and blobs only where root trees differ."""
     facts = LockFacts()
-    if base is None or not notes_known:
+    if base is None:
         return facts
+    # No notes ref yet (a new server, a clone that fetched none) still has a base whose
+    # own manifest is the reference: the breach is computed all the same.
     roots, exclude = policy.lock_roots, policy.lock_exclude
     cache = LockCache(git)
     at = [f"{rev}:{root}" for rev in (base, new) for root in roots]
@@ -67,7 +69,7 @@ def lock_facts(
     base_trees = tree_ids(roots, hits[: len(roots)])
     new_trees = tree_ids(roots, hits[len(roots) :])
 
-    found = lock_in_force(git, policy.notes_ref, base, notes.get(base), any_notes=True)
+    found = lock_in_force(git, policy.notes_ref, base, notes.get(base), any_notes=notes_known)
     facts.found = found
     summary = cache.get(found.blob) if found is not None else None
     lock: Lock | None = None

@@ -167,3 +167,33 @@ def choose_seed(config: pytest.Config) -> int:
     if cache is not None:
         cache.set(SEED_KEY, seed)
     return seed
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Under ``git evidence judge`` (``EVIDENCE_ORIGINS_FILE``), where the workspace's
+    packages (``EVIDENCE_PACKAGES``) were imported from in this process: the judge
+    refuses to decide when any came from outside the workspace (an editable install of
+    another checkout, site-packages). Recorded whether or not the plugin is asked for."""
+    target = os.environ.get("EVIDENCE_ORIGINS_FILE")
+    names = {n for n in os.environ.get("EVIDENCE_PACKAGES", "").split(",") if n}
+    if not target or not names:
+        return
+    import json
+
+    modules = {}
+    for name, module in list(sys.modules.items()):
+        if name.partition(".")[0] not in names or module is None:
+            continue
+        where = getattr(module, "__file__", None)
+        if where is None:  # a namespace package: where its first portion lies
+            where = next(iter(getattr(module, "__path__", None) or ()), None)
+        if isinstance(where, str):
+            modules[name] = os.path.realpath(where)
+    line = json.dumps({"pid": os.getpid(), "modules": modules}, sort_keys=True) + "\n"
+    try:
+        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError:
+        return
+    with os.fdopen(fd, "a", encoding="utf-8") as handle:
+        handle.write(line)

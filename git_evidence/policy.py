@@ -298,7 +298,16 @@ TABLE_KEYS: dict[str, set[str]] = {
     },
     "lock": {"roots", "exclude", "notes_ref", "required"},
     "ledger": {"path", "max_window_hours"},
-    "judge": {"notes_ref", "repeat", "seeds", "timeout_s", "property"},
+    "judge": {
+        "notes_ref",
+        "repeat",
+        "seeds",
+        "timeout_s",
+        "sandbox",
+        "network",
+        "pythonpath",
+        "property",
+    },
     "labels": {"path", "quota_path", "retries"},
 }
 

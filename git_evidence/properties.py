@@ -60,23 +60,37 @@ class JudgeProperty(NamedTuple):
         }
 
 
+SANDBOXES = ("bwrap", "none")
+
+
 class JudgeConfig(NamedTuple):
-    """``[judge]``: where verdicts are noted, defaults for properties, the properties."""
+    """``[judge]``: where verdicts are noted, defaults for properties, the sandbox every
+    run is held in, the workspace's import roots, the properties."""
 
     notes_ref: str = VERDICT_NOTES_REF
     repeat: int = 3
     seeds: int = 3
     timeout_s: float = 600.0
     properties: tuple[JudgeProperty, ...] = ()
+    sandbox: str = "bwrap"  # or "none", said by a person and recorded in the verdict
+    network: bool = False
+    # workspace-relative directories put first on PYTHONPATH; None: "src" when the
+    # workspace has one, else "."
+    pythonpath: tuple[str, ...] | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "notes_ref": self.notes_ref,
             "repeat": self.repeat,
             "seeds": self.seeds,
             "timeout_s": self.timeout_s,
-            "properties": [p.as_dict() for p in self.properties],
+            "sandbox": self.sandbox,
+            "network": self.network,
         }
+        if self.pythonpath is not None:
+            out["pythonpath"] = list(self.pythonpath)
+        out["properties"] = [p.as_dict() for p in self.properties]
+        return out
 
 
 PROPERTY_KEYS = {
@@ -120,6 +134,25 @@ def judge_section(reader: Reader, table: dict[str, Any], lock_notes_ref: str) ->
     if "timeout_s" in table:
         values["timeout_s"] = _timeout(
             table["timeout_s"], lambda m: reader.fail("judge", "timeout_s", m)
+        )
+    if "sandbox" in table:
+        if table["sandbox"] not in SANDBOXES:
+            raise reader.fail(
+                "judge",
+                "sandbox",
+                f'expected "bwrap" (every run in a bubblewrap sandbox) or "none" (no '
+                f"sandbox: the candidate runs with the judge's rights), got {table['sandbox']!r}",
+            )
+        values["sandbox"] = table["sandbox"]
+    if "network" in table:
+        if not isinstance(table["network"], bool):
+            raise reader.fail(
+                "judge", "network", f"expected true or false, got {_kind(table['network'])}"
+            )
+        values["network"] = table["network"]
+    if "pythonpath" in table:
+        values["pythonpath"] = _fixture_paths(
+            table["pythonpath"], partial(reader.fail, "judge", "pythonpath"), dot=True
         )
     defaults = JudgeConfig(**values)
     raw = table.get("property", [])
@@ -213,11 +246,17 @@ def _seeds(
     return tuple(range(first, first + count))
 
 
-def _fixture_paths(value: object, fail: Callable[[str], PolicyError]) -> tuple[str, ...]:
+def _fixture_paths(
+    value: object, fail: Callable[[str], PolicyError], *, dot: bool = False
+) -> tuple[str, ...]:
+    """Plain relative paths (``dot``: ``"."``, the root itself, is one too)."""
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise fail(f"expected a list of paths, got {_kind(value)}")
     out = []
     for path in value:
+        if dot and path == ".":
+            out.append(path)
+            continue
         parts = path.split("/")
         if (
             not path

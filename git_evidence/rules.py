@@ -1006,9 +1006,19 @@ def decide_lock(
 
 
 def _drift_paths(drift: Sequence[Drift]) -> dict[str, list[str]]:
+    """Drift by kind (``modified``, ``added``, …), each line the path and what changed:
+    the kind is said once, by the line's label."""
     by_kind: dict[str, list[str]] = {}
     for item in drift:
-        by_kind.setdefault(item.kind, []).append(item.describe())
+        if item.kind == "mode":
+            what = (
+                f"mode {item.old.mode if item.old else '-'} -> {item.new.mode if item.new else '-'}"
+            )
+        else:
+            what = " -> ".join(
+                e.digest.removeprefix("sha256:")[:12] if e else "-" for e in (item.old, item.new)
+            )
+        by_kind.setdefault(item.kind, []).append(f"{item.path} ({what})")
     return by_kind
 
 

@@ -13,7 +13,6 @@ safe run takes."""
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import itertools
 import os
 import queue
@@ -24,20 +23,25 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
+from git_evidence import sandbox
 from git_evidence.errors import EvidenceError
+from git_evidence.outcomes import (
+    FAILING,
+    CaseResult,
+    output_digest,
+    read_claim,
+    read_hits,
+    read_junit,
+)
 from git_evidence.properties import JUNIT_PLACEHOLDER
 from git_evidence.records import canonical_json, digest
 
 TIMEOUT = "timeout"
-PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
-FAILING = frozenset({FAILED, ERROR})
-JUNIT_MAX_BYTES = 64 << 20
-CLAIM_MAX_BYTES = 16 << 20  # hits and retries files
 HASH_SEED_MOD = 2**32  # PYTHONHASHSEED accepts 0 … 4294967295
 
 Code = int | str  # an exit code, or TIMEOUT
@@ -47,14 +51,6 @@ class CannotStart(EvidenceError):
     """The command could not be started at all: nothing can be decided (exit 2)."""
 
     rule = "cannot-start"
-
-
-class CaseResult(NamedTuple):
-    """One JUnit ``<testcase>``: its outcome and, when it failed, how."""
-
-    outcome: str
-    type: str = ""
-    message: str = ""
 
 
 @dataclass(frozen=True)
@@ -70,6 +66,8 @@ class Run:
     # what the evidence plugin wrote to EVIDENCE_RETRIES_FILE (None: nothing), read
     # by the judge's scorecard
     retry_log: bytes | None = None
+    # where the plugin saw the workspace's packages imported from (EVIDENCE_ORIGINS_FILE)
+    origins: bytes | None = None
 
     @property
     def failed(self) -> bool:
@@ -156,6 +154,17 @@ def _terminated(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+class Held(NamedTuple):
+    """How every run of a judgement is held: the sandbox, and the workspace's import
+    roots put first on PYTHONPATH (workspace-relative)."""
+
+    box: sandbox.Sandbox = sandbox.Sandbox("none")
+    pythonpath: tuple[str, ...] = ()
+
+
+UNHELD = Held()
+
+
 def run_once(
     argv: Sequence[str],
     *,
@@ -166,12 +175,18 @@ def run_once(
     timeout_s: float,
     scratch: str,
     junit: bool = False,
+    held: Held = UNHELD,
 ) -> Run:
     """One run: argv with ``{junitxml}`` replaced by a fresh path, in its own process
-    group, stdin closed, output to files in ``scratch`` (a pipe could fill and stall
-    the command)."""
-    name = os.path.join(scratch, f"run-{next(_NAMES)}")
+    group (and sandbox), stdin closed, output to files in ``scratch`` (a pipe could
+    fill and stall the command). The run's own files (hits, JUnit, retries, import
+    origins) are in a folder of its own, the only one it can write besides its
+    workspace."""
+    folder = os.path.join(scratch, f"run-{next(_NAMES)}")
+    os.mkdir(folder)
+    name = os.path.join(folder, "run")
     hits_file, junit_file, retries_file = f"{name}.hits", f"{name}.xml", f"{name}.retries"
+    origins_file = f"{name}.origins"
     full_env = {
         **env,
         "EVIDENCE_SEED": str(seed),
@@ -182,20 +197,83 @@ def run_once(
     }
     if cwd is not None:
         full_env["PWD"] = cwd
+        full_env["EVIDENCE_WORKSPACE"] = cwd
+        full_env["EVIDENCE_ORIGINS_FILE"] = origins_file
+        if held.pythonpath:
+            roots = [os.path.normpath(os.path.join(cwd, p)) for p in held.pythonpath]
+            rest = env.get("PYTHONPATH")
+            full_env["PYTHONPATH"] = os.pathsep.join([*roots, *([rest] if rest else [])])
     command = [a.replace(JUNIT_PLACEHOLDER, junit_file) for a in argv] if junit else list(argv)
     if _STOP.is_set():
         raise KeyboardInterrupt
+    fds: tuple[int, ...] = ()
+    if held.box.on:
+        if cwd is None:
+            raise EvidenceError("a sandboxed run needs a workspace")
+        _startable(command[0], cwd, full_env)
+        fds = (sandbox.open_args(sandbox.wrap(held.box, cwd, folder)),)
+        full_env = sandbox.env_for(held.box, full_env)
+        command = [held.box.bwrap, "--args", str(fds[0]), "--", *command]
+    try:
+        outcome = _started(command, cwd, full_env, fds, timeout_s, scratch)
+    finally:
+        for fd in fds:
+            os.close(fd)
+    code, output, duration = outcome
+    tests, problem = read_junit(junit_file) if junit else (None, None)
+    return Run(
+        seed,
+        run,
+        code,
+        output,
+        round(duration, 3),
+        tests,
+        problem,
+        read_hits(hits_file),
+        read_claim(retries_file),
+        read_claim(origins_file),
+    )
+
+
+def _startable(program: str, cwd: str, env: Mapping[str, str]) -> None:
+    """In the sandbox, bwrap starts the command: say here, as an unsandboxed start
+    would, when there is nothing to start."""
+    import shutil
+
+    where = (
+        os.path.join(cwd, program)
+        if "/" in program
+        else shutil.which(program, path=env.get("PATH") or os.defpath)
+    )
+    if where is None or not os.path.isfile(where) or not os.access(where, os.X_OK):
+        raise CannotStart(
+            f"cannot start {program!r}: not an executable file",
+            fix="check the command (an argv list; the program on PATH, or a path "
+            "relative to the workspace root)",
+        )
+
+
+def _started(
+    command: list[str],
+    cwd: str | None,
+    env: Mapping[str, str],
+    fds: tuple[int, ...],
+    timeout_s: float,
+    scratch: str,
+) -> tuple[Code, str, float]:
+    """Start, wait (killing the group at the deadline), and digest the output."""
     with tempfile.TemporaryFile(dir=scratch) as out, tempfile.TemporaryFile(dir=scratch) as err:
         start = time.monotonic()
         try:
             proc = subprocess.Popen(
                 command,
                 cwd=cwd,
-                env=full_env,
+                env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=err,
                 start_new_session=True,
+                pass_fds=fds,
             )
         except OSError as exc:
             raise CannotStart(
@@ -219,36 +297,14 @@ def run_once(
         finally:
             timer.cancel()
             # Whatever it left running in its group stops with it: a background
-            # writer could otherwise change the fixtures after the last hash.
+            # writer could otherwise change the fixtures after the last hash. (In the
+            # sandbox, the PID namespace ends with its first process anyway.)
             _kill_group(proc)
             proc.wait()
             with _LIVE_LOCK:
                 _LIVE.discard(proc)
         duration = time.monotonic() - start
-        output = _output_digest(out, err)
-    tests, problem = _read_junit(junit_file) if junit else (None, None)
-    return Run(
-        seed,
-        run,
-        code,
-        output,
-        round(duration, 3),
-        tests,
-        problem,
-        _read_hits(hits_file),
-        _read_claim(retries_file),
-    )
-
-
-def _output_digest(out: IO[bytes], err: IO[bytes]) -> str:
-    sha = hashlib.sha256()
-    for index, handle in enumerate((out, err)):
-        handle.seek(0)
-        if index:
-            sha.update(b"\0")
-        while chunk := handle.read(1 << 20):
-            sha.update(chunk)
-    return "sha256:" + sha.hexdigest()
+        return code, output_digest(out, err), duration
 
 
 def run_chain(
@@ -259,6 +315,7 @@ def run_chain(
     scratch: str,
     extra_args: Sequence[str] = (),
     progress: Callable[[str], None] | None = None,
+    held: Held = UNHELD,
 ) -> list[Run]:
     runs = []
     for number in range(1, chain.repeat + 1):
@@ -274,6 +331,7 @@ def run_chain(
                 timeout_s=chain.timeout_s,
                 scratch=scratch,
                 junit=chain.junit,
+                held=held,
             )
         )
     return runs
@@ -287,6 +345,7 @@ def run_chains(
     scratch: str,
     extra_args: Callable[[Chain], Sequence[str]] = lambda chain: (),
     progress: Callable[[str], None] | None = None,
+    held: Held = UNHELD,
 ) -> list[list[Run]]:
     """Every chain's runs, in the order of ``chains``. With several workspaces, up to
     that many chains run at once, each in a workspace no other running chain uses."""
@@ -294,7 +353,13 @@ def run_chains(
         where = workspaces[0] if workspaces else None
         return [
             run_chain(
-                c, cwd=where, env=env, scratch=scratch, extra_args=extra_args(c), progress=progress
+                c,
+                cwd=where,
+                env=env,
+                scratch=scratch,
+                extra_args=extra_args(c),
+                progress=progress,
+                held=held,
             )
             for c in chains
         ]
@@ -314,6 +379,7 @@ def run_chains(
                 scratch=scratch,
                 extra_args=extra_args(chain),
                 progress=progress,
+                held=held,
             )
         finally:
             free.put(where)
@@ -329,82 +395,3 @@ def run_chains(
         raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-
-
-# -- outcomes --------------------------------------------------------------------------
-
-
-def _read_claim(path: str) -> bytes | None:
-    """What the run wrote to one of its files (at most 16 MiB), None when nothing."""
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(CLAIM_MAX_BYTES)
-    except OSError:
-        return None
-
-
-def _read_hits(path: str) -> dict[str, int]:
-    """Lines ``ID N`` or a bare ``N`` the run appended; anything else is ignored (a
-    hits line is a claim the run makes, never trusted to be more than a count)."""
-    data = _read_claim(path)
-    if data is None:
-        return {}
-    hits: dict[str, int] = {}
-    for raw in data.decode("utf-8", "replace").splitlines():
-        parts = raw.split()
-        if not parts:
-            continue
-        key, count = ("", parts[0]) if len(parts) == 1 else (" ".join(parts[:-1]), parts[-1])
-        if count.isdigit() and count.isascii():
-            hits[key] = hits.get(key, 0) + int(count)
-    return hits
-
-
-def _read_junit(path: str) -> tuple[dict[str, CaseResult] | None, str | None]:
-    try:
-        size = os.path.getsize(path)
-        if size > JUNIT_MAX_BYTES:
-            return None, f"the JUnit XML is {size} bytes, more than {JUNIT_MAX_BYTES}"
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError:
-        return None, "the run wrote no JUnit XML"
-    try:
-        return parse_junit(data), None
-    except ValueError as exc:
-        return None, f"the JUnit XML is unreadable: {exc}"
-
-
-def parse_junit(data: bytes) -> dict[str, CaseResult]:
-    """Test id (``classname::name``) → outcome, from JUnit XML (pytest's, Surefire's).
-    A test listed twice keeps its worst outcome. ValueError when it is not JUnit."""
-    import xml.etree.ElementTree as ElementTree  # only JUnit properties pay for it
-
-    if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
-        raise ValueError("a DOCTYPE or ENTITY declaration (refused: JUnit needs neither)")
-    try:
-        root = ElementTree.fromstring(data)
-    except ElementTree.ParseError as exc:
-        raise ValueError(str(exc)) from None
-    if root.tag not in ("testsuites", "testsuite"):
-        raise ValueError(f"the root element is <{root.tag}>, not <testsuites> or <testsuite>")
-    rank = {PASSED: 0, SKIPPED: 1, FAILED: 2, ERROR: 3}
-    tests: dict[str, CaseResult] = {}
-    for case in root.iter("testcase"):
-        name = case.get("name", "")
-        classname = case.get("classname", "")
-        test_id = f"{classname}::{name}" if classname else name
-        found = CaseResult(PASSED)
-        for child in case:
-            if child.tag in ("failure", "error"):
-                message = child.get("message") or (child.text or "")
-                found = CaseResult(
-                    FAILED if child.tag == "failure" else ERROR, child.get("type", ""), message
-                )
-                break
-            if child.tag == "skipped":
-                found = CaseResult(SKIPPED)
-        known = tests.get(test_id)
-        if known is None or rank[found.outcome] > rank[known.outcome]:
-            tests[test_id] = found
-    return tests

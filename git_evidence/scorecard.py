@@ -133,8 +133,15 @@ def _properties(sealed: Sealed, judged: Judged) -> tuple[str, list[str]]:
         for session in run.sessions
         if session.labels != sealed.labels.digest
     ]
-    if judged.failures or foreign:
-        return FAIL, _capped([*judged.failures, *foreign])
+    # A session the product kept from the plugin (unregistered it, or ran no pytest
+    # at all) reports nothing: it was held to no labels.
+    silent = [
+        f"{run.where}: the plugin did not run (no pytest session reported through it)"
+        for run in judged.reported
+        if not run.sessions and not run.problem
+    ]
+    if judged.failures or foreign or silent:
+        return FAIL, _capped([*judged.failures, *foreign, *silent])
     sessions = sum(len(run.sessions) for run in judged.reported)
     return PASS, _capped(
         [

@@ -85,6 +85,9 @@ class Flake:
     seed: int
     fingerprint: str
     freeze: Mapping[str, Any] | None = None  # the freeze in force that covers it
+    # the seed run again on the base: True it flakes there too (CI may freeze it),
+    # False the candidate brought it, None not run again (a freeze covers it)
+    on_base: bool | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -93,6 +96,7 @@ class Flake:
             "seed": self.seed,
             "fingerprint": self.fingerprint,
             "freeze": dict(self.freeze) if self.freeze is not None else None,
+            "on_base": self.on_base,
         }
 
 
@@ -537,13 +541,25 @@ def explain(
         )
     if klass == FLAKE_CANDIDATE:
         fresh = [f for f in signals.flakes if f.freeze is None] or list(signals.flakes)
-        line = freeze_line(props[fresh[0].property], fresh[0]) if fresh[0].property in props else ""
+        lead = fresh[0]
+        said = (
+            f"property {lead.property}: seed {lead.seed} gave different outcomes on the same seed"
+        )
+        brought = [f for f in fresh if f.on_base is False]
+        if brought:
+            return Explanation(
+                said,
+                tuple(_flake_line(f) for f in signals.flakes) + signals.unexplained,
+                f"do not merge: the candidate introduced the nondeterminism (seed "
+                f"{brought[0].seed} of {brought[0].property} agrees with itself on the "
+                "base), so nothing may be frozen for it. Make the candidate deterministic.",
+            )
+        line = freeze_line(props[lead.property], lead) if lead.property in props else ""
         return Explanation(
-            f"property {fresh[0].property}: seed {fresh[0].seed} gave different outcomes "
-            "on the same seed",
+            said,
             tuple(_flake_line(f) for f in signals.flakes) + signals.unexplained,
-            "do not merge on this result. Hand the freeze line to CI (the judge never "
-            f"writes a freeze; CI reproduces it first): {line}",
+            "do not merge on this result. The base flakes on that seed too: hand the "
+            f"freeze line to CI (the judge never writes a freeze; CI reproduces it first): {line}",
         )
     if klass == ACCEPT:
         return Explanation(
@@ -560,6 +576,8 @@ def _flake_line(flake: Flake) -> str:
         if flake.freeze is not None
         else "no freeze in force"
     )
+    if flake.on_base is not None:
+        cited += ", flakes on the base too" if flake.on_base else ", stable on the base"
     return f"{flake.property}: {flake.test_id} seed {flake.seed} [{flake.fingerprint}]: {cited}"
 
 
@@ -578,6 +596,11 @@ def to_text(record: Mapping[str, Any]) -> str:
         f"  base {str(record['base'])[:12]}, candidate {str(record['candidate'])[:19]}, "
         f"pin {pin_text}"
     )
+    if (record.get("sandbox") or {}).get("kind") == "none":
+        lines.append(
+            "  unsandboxed: the candidate ran with the judge's own rights "
+            '([judge] sandbox = "none")'
+        )
     if record.get("scorecard"):
         lines += scorecard.text(record["scorecard"])
     if record.get("freeze_line"):

@@ -52,7 +52,7 @@ must_pass = ["tests/fixtures/a.json"]
 
 [[judge.property]]
 id = "hang"
-command = ["sh", "-c", "sleep 30 & echo $! > \\"$HANG_PID\\"; wait"]
+command = ["sh", "-c", "sleep 29.0417 & wait"]
 timeout_s = 0.5
 """
 
@@ -121,6 +121,25 @@ FILES = {
 }
 
 FAST = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+MARKER = "ran.local"  # written by the property into its workspace (JUDGE_MARKER)
+KEPT: list[Path] = []
+
+
+@pytest.fixture(autouse=True)
+def _remove_kept() -> Any:
+    yield
+    while KEPT:
+        shutil.rmtree(KEPT.pop(), ignore_errors=True)
+
+
+def markers(kept: Path, name: str = MARKER) -> list[str]:
+    """What the runs wrote to ``name`` in every workspace of a kept judgement."""
+    return [
+        line
+        for space in sorted(kept.glob("ws-*"))
+        if (space / name).exists()
+        for line in (space / name).read_text().splitlines()
+    ]
 
 
 class Repo(Work):
@@ -132,6 +151,16 @@ class Repo(Work):
         )
         assert result.stdout.strip(), result.stderr
         return result, json.loads(result.stdout)
+
+    def judge_kept(
+        self, *args: str, env: dict[str, str] | None = None
+    ) -> tuple[subprocess.CompletedProcess[str], dict[str, Any], Path]:
+        """``judge --keep``: the runs' workspaces stay for the test to read what the
+        runs wrote there (the sandbox lets a run write nothing else), then go."""
+        result, doc = self.judge("--keep", *args, env=env)
+        kept = Path(result.stderr.split("workspace kept in ", 1)[1].split()[0])
+        KEPT.append(kept)
+        return result, doc, kept
 
     def product(self, app: str, message: str = "product change") -> str:
         return self.commit(message, {"src/app.py": app})
@@ -155,6 +184,20 @@ class Repo(Work):
         self.git("checkout", "-q", "main")
         self.git("branch", "-qD", "scratch")
         return patch
+
+
+def running(needle: str) -> list[int]:
+    """Every process on the machine whose command line holds ``needle``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmdline = (Path("/proc") / entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if needle.encode() in cmdline.replace(b"\0", b" "):
+                found.append(int(entry))
+    return found
 
 
 def pinned_repo(tmp_path: Path, template: Path) -> Repo:
@@ -277,12 +320,11 @@ def test_parallel_jobs_run_seeds_in_workspaces_of_their_own_and_leave_nothing(
     repo.product(APP)
     scratch = tmp_path / "tmp"
     scratch.mkdir()
-    log = tmp_path / "where"
     record = (
         "import os, time; time.sleep(0.2); "
-        f"open({str(log)!r}, 'a').write(os.getcwd() + ' ' + os.environ['EVIDENCE_SEED'] + '\\n')"
+        "open('where.local', 'a').write(os.getcwd() + ' ' + os.environ['EVIDENCE_SEED'] + '\\n')"
     )
-    _, doc = repo.judge(
+    _, doc, kept = repo.judge_kept(
         "--seeds",
         "3",
         "--jobs",
@@ -295,10 +337,25 @@ def test_parallel_jobs_run_seeds_in_workspaces_of_their_own_and_leave_nothing(
     )
     assert doc["class"] == "accept", doc["reason"]
     assert codes(doc, "cli") == [[0, 0], [0, 0], [0, 0]]
-    lines = [line.split() for line in log.read_text().splitlines()]
+    lines = [line.split() for line in markers(kept, "where.local")]
     assert sorted(seed for _, seed in lines) == ["0", "0", "1", "1", "2", "2"]
     assert len({where for where, _ in lines}) == 2  # two workspaces
     assert all(where.startswith(str(scratch)) for where, _ in lines)
+    shutil.rmtree(kept)
+    assert list(scratch.iterdir()) == []
+    # without --keep, the judge leaves nothing in TMPDIR
+    _, doc = repo.judge(
+        "--jobs",
+        "2",
+        "--seeds",
+        "2",
+        "--",
+        sys.executable,
+        "-c",
+        "pass",
+        env={"TMPDIR": str(scratch)},
+    )
+    assert doc["class"] == "accept", doc["reason"]
     assert list(scratch.iterdir()) == []
 
 
@@ -310,23 +367,21 @@ def test_a_patch_that_does_not_apply_is_patch_invalid_and_nothing_runs(
 ) -> None:
     patch = tmp_path / "bad.patch"
     patch.write_text("--- a/src/app.py\n+++ b/src/app.py\n@@ -1,3 +1,3 @@\n-not in the file\n+x\n")
-    marker = tmp_path / "ran"
-    result, doc = repo.judge("--patch", str(patch), env={"JUDGE_MARKER": str(marker)})
+    result, doc, kept = repo.judge_kept("--patch", str(patch), env={"JUDGE_MARKER": MARKER})
     assert result.returncode == 1
     assert doc["class"] == "patch_invalid"
     assert doc["candidate"].startswith("patch:sha256:")
-    assert doc["properties"] == [] and not marker.exists()
+    assert doc["properties"] == [] and markers(kept) == []
 
 
 def test_an_applicable_patch_is_judged_on_the_base(repo: Repo, tmp_path: Path) -> None:
     patch = repo.patch_of(tmp_path, {"src/app.py": APP.replace("return True", "return 1")})
-    marker = tmp_path / "ran"
-    _result, doc = repo.judge(
-        "--patch", str(patch), "--property", "suite", env={"JUDGE_MARKER": str(marker)}
+    _result, doc, kept = repo.judge_kept(
+        "--patch", str(patch), "--property", "suite", env={"JUDGE_MARKER": MARKER}
     )
     assert doc["class"] == "accept", doc["reason"]
     assert doc["base"] == repo.head("main")
-    assert marker.read_text() == "0 1\n0 2\n"  # EVIDENCE_SEED, EVIDENCE_RUN in order
+    assert markers(kept) == ["0 1", "0 2"]  # EVIDENCE_SEED, EVIDENCE_RUN in order
     # the repository is untouched: the patch's objects went to the workspace
     assert repo.git("status", "--porcelain").stdout == ""
 
@@ -359,43 +414,39 @@ def test_a_patch_touching_the_fixtures_is_a_breach_and_nothing_runs(
             "ignored-addition": {"tests/fixtures/extra.local": "{}\n"},
         }[attack]
         patch = repo.patch_of(tmp_path, change)
-    marker = tmp_path / "ran"
-    result, doc = repo.judge("--patch", str(patch), env={"JUDGE_MARKER": str(marker)})
+    result, doc, kept = repo.judge_kept("--patch", str(patch), env={"JUDGE_MARKER": MARKER})
     assert result.returncode == 1
     assert doc["class"] == "fixture_breach", doc["reason"]
     assert "before any run" in doc["reason"]
     drifted = {(d["path"], d["kind"]) for d in doc["drift"]["before"]}
     path = "tests/fixtures/extra.local" if attack == "ignored-addition" else "tests/fixtures/a.json"
     assert (path, kind) in drifted
-    assert doc["properties"] == [] and not marker.exists()
+    assert doc["properties"] == [] and markers(kept) == []
 
 
 def test_a_patch_loosening_a_property_is_an_oracle_rewrite(repo: Repo, tmp_path: Path) -> None:
     loose = PROPERTY_TEST.replace("assert app.check(", "assert True or app.check(")
     patch = repo.patch_of(tmp_path, {"tests/properties/test_prop.py": loose})
-    marker = tmp_path / "ran"
-    result, doc = repo.judge("--patch", str(patch), env={"JUDGE_MARKER": str(marker)})
+    result, doc, kept = repo.judge_kept("--patch", str(patch), env={"JUDGE_MARKER": MARKER})
     assert doc["class"] == "oracle_rewrite" and result.returncode == 1
     assert "oracle: tests/properties/test_prop.py" in doc["details"]
-    assert not marker.exists()
+    assert markers(kept) == []
 
 
 def test_a_candidate_deleting_a_test_is_an_oracle_rewrite(repo: Repo, tmp_path: Path) -> None:
     repo.commit("drop a test", remove=("tests/test_other.py",))
-    marker = tmp_path / "ran"
-    _result, doc = repo.judge(env={"JUDGE_MARKER": str(marker)})
+    _result, doc, kept = repo.judge_kept(env={"JUDGE_MARKER": MARKER})
     assert doc["class"] == "oracle_rewrite"
     assert "test (deleted): tests/test_other.py" in doc["details"]
-    assert not marker.exists()
+    assert markers(kept) == []
 
 
 def test_a_patch_deselecting_the_property_in_pytest_ini_is_held(repo: Repo, tmp_path: Path) -> None:
     patch = repo.patch_of(tmp_path, {"pytest.ini": "[pytest]\naddopts = -k 'not seeded'\n"})
-    marker = tmp_path / "ran"
-    result, doc = repo.judge("--patch", str(patch), env={"JUDGE_MARKER": str(marker)})
+    result, doc, kept = repo.judge_kept("--patch", str(patch), env={"JUDGE_MARKER": MARKER})
     assert doc["class"] == "held" and result.returncode == 1
     assert "other: pytest.ini" in doc["details"]
-    assert doc["properties"] == [] and not marker.exists()
+    assert doc["properties"] == [] and markers(kept) == []
 
 
 # -- evidence during the run -------------------------------------------------------------
@@ -421,12 +472,11 @@ def test_a_product_rewriting_its_fixture_during_the_run_is_a_breach(repo: Repo) 
 def test_a_test_run_cannot_write_the_repositorys_notes_or_objects(
     repo: Repo, tmp_path: Path
 ) -> None:
-    attempts = tmp_path / "attempts"
     repo.product(
         APP.replace(
             "    return True",
             "    import subprocess\n"
-            f"    log = open({str(attempts)!r}, 'a')\n"
+            "    log = open('attempts.local', 'a')\n"
             "    for args in (['notes', '--ref=refs/notes/evidence', 'add', '-f', '-m', 'x'],\n"
             "                 ['hash-object', '-w', '--stdin'],\n"
             "                 ['update-ref', 'refs/notes/evidence-verdicts', 'HEAD']):\n"
@@ -437,10 +487,10 @@ def test_a_test_run_cannot_write_the_repositorys_notes_or_objects(
     )
     refs_before = repo.git("for-each-ref").stdout
     objects_before = repo.git("count-objects", "-v").stdout
-    _result, doc = repo.judge("--property", "suite")
+    _result, doc, kept = repo.judge_kept("--property", "suite")
     assert doc["class"] == "accept", doc["reason"]
     assert doc["pin"]["digest"] == pin_digest(repo)
-    tried = attempts.read_text().splitlines()
+    tried = markers(kept, "attempts.local")
     assert len(tried) == 6 and all(line.startswith("128 ") for line in tried), tried
     assert "not a git repository" in tried[0]
     assert repo.git("for-each-ref").stdout == refs_before
@@ -465,13 +515,40 @@ FLAKY_APP = APP.replace(
 )
 
 
-def test_a_failure_one_time_in_three_on_one_seed_is_a_flake_candidate(repo: Repo) -> None:
+def flaky_on_main(repo: Repo) -> None:
+    """The flake is the base's already: main gets FLAKY_APP (pinned again), the
+    candidate rebases onto it with a product change of its own."""
+    repo.git("checkout", "-q", "main")
+    repo.product(FLAKY_APP, "a flaky product")
+    assert evidence(repo.path, "lock").returncode == 0
+    repo.git("checkout", "-q", "feat")
+    repo.git("rebase", "-q", "main")
+    repo.product(FLAKY_APP + "\n# a comment\n")
+
+
+def test_a_flake_the_candidate_brings_is_a_flake_candidate_with_nothing_to_freeze(
+    repo: Repo,
+) -> None:
     repo.product(FLAKY_APP)
     result, doc = repo.judge("--property", "suite", "--repeat", "3")
     assert doc["class"] == "flake_candidate" and result.returncode == 1
     assert codes(doc, "suite") == [[0, 1, 0]]
     [flake] = doc["flaky"]
+    assert flake["seed"] == 0 and flake["freeze"] is None
+    assert flake["on_base"] is False  # the base, run again on seed 0, agrees with itself
+    assert doc["freeze_line"] is None
+    assert "the candidate introduced the nondeterminism" in doc["next"]
+    assert "freeze add" not in doc["next"]
+
+
+def test_a_failure_one_time_in_three_on_one_seed_is_a_flake_candidate(repo: Repo) -> None:
+    flaky_on_main(repo)
+    result, doc = repo.judge("--property", "suite", "--repeat", "3")
+    assert doc["class"] == "flake_candidate" and result.returncode == 1
+    assert codes(doc, "suite") == [[0, 1, 0]]
+    [flake] = doc["flaky"]
     assert flake["test_id"] == "suite" and flake["seed"] == 0 and flake["freeze"] is None
+    assert flake["on_base"] is True
     line = doc["freeze_line"]
     assert line.startswith("git evidence freeze add --ci --test suite --runs 3 --seed 0")
     assert "-m pytest -q -p no:cacheprovider tests/properties" in line
@@ -500,7 +577,7 @@ def freeze_on_main(repo: Repo, entry_line: str | None = None, prop: str = "suite
 
 
 def test_a_flake_with_a_freeze_in_force_of_the_same_fingerprint_is_frozen(repo: Repo) -> None:
-    repo.product(FLAKY_APP)
+    flaky_on_main(repo)
     freeze_on_main(repo)
     result, doc = repo.judge("--property", "suite")
     assert doc["class"] == "flake_frozen", doc["reason"]
@@ -514,7 +591,7 @@ def test_a_flake_with_a_freeze_in_force_of_the_same_fingerprint_is_frozen(repo: 
 def test_a_junit_flake_names_the_test_and_its_freeze_shares_the_fingerprint(
     repo: Repo,
 ) -> None:
-    repo.product(FLAKY_APP)
+    flaky_on_main(repo)
     _, doc = repo.judge("--property", "junit")
     assert doc["class"] == "flake_candidate", doc["reason"]
     test_id = "tests.properties.test_prop::test_seeded_property"
@@ -574,14 +651,13 @@ def test_a_hanging_command_times_out_and_its_processes_are_killed(
     repo: Repo, tmp_path: Path
 ) -> None:
     repo.product(APP)
-    pid_file = tmp_path / "pid"
     started = time.monotonic()
-    _result, doc = repo.judge("--property", "hang", env={"HANG_PID": str(pid_file)})
+    _result, doc = repo.judge("--property", "hang")
     assert time.monotonic() - started < 15
     assert doc["class"] == "property_fail"
     assert codes(doc, "hang") == [["timeout", "timeout"]]
-    # the background `sleep 30` went with its process group
-    assert not alive(int(pid_file.read_text()))
+    # the background sleep went with its run
+    assert running("sleep 29.0417") == []
 
 
 def test_a_command_that_cannot_start_is_undecided(repo: Repo, tmp_path: Path) -> None:
@@ -607,7 +683,6 @@ def test_ctrl_c_during_a_run_leaves_no_workspace(repo: Repo, tmp_path: Path) -> 
     repo.product(APP)
     scratch = tmp_path / "tmp"
     scratch.mkdir()
-    started = tmp_path / "started"
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -617,7 +692,7 @@ def test_ctrl_c_during_a_run_leaves_no_workspace(repo: Repo, tmp_path: Path) -> 
             "--",
             "sh",
             "-c",
-            f"touch {started}; sleep 30 & echo $! > {tmp_path / 'pid'}; wait",
+            "touch started.local; sleep 30.0619 & wait",
         ],
         cwd=repo.path,
         env={**os.environ, "TMPDIR": str(scratch)},
@@ -625,7 +700,7 @@ def test_ctrl_c_during_a_run_leaves_no_workspace(repo: Repo, tmp_path: Path) -> 
         stderr=subprocess.PIPE,
     )
     deadline = time.monotonic() + 10
-    while not (started.exists() and (tmp_path / "pid").exists()) and time.monotonic() < deadline:
+    while not list(scratch.glob("*/ws-1/started.local")) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert list(scratch.iterdir()), "the workspace exists while the command runs"
     proc.send_signal(signal.SIGINT)
@@ -633,7 +708,7 @@ def test_ctrl_c_during_a_run_leaves_no_workspace(repo: Repo, tmp_path: Path) -> 
     assert proc.returncode == 2
     assert b"interrupted" in err
     assert list(scratch.iterdir()) == []
-    assert not alive(int((tmp_path / "pid").read_text()))
+    assert running("sleep 30.0619") == []
 
 
 # -- the verdict note --------------------------------------------------------------------

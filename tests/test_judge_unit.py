@@ -19,10 +19,11 @@ from git_evidence.errors import PolicyError
 from git_evidence.fingerprint import exit_fingerprint, fingerprint, normalize_message
 from git_evidence.ledger import Freeze
 from git_evidence.manifest import Entry, compare
+from git_evidence.outcomes import CaseResult, parse_junit
+from git_evidence.outcomes import read_hits as _read_hits
 from git_evidence.policy import parse_policy
 from git_evidence.properties import JudgeProperty
 from git_evidence.records import RecordError, canonical_json, parse_canonical
-from git_evidence.runner import CaseResult, _read_hits, parse_junit
 from git_evidence.runner import Run as RunResult
 from git_evidence.verdict import Flake, PropertyRuns, Signals, classify
 

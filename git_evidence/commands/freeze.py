@@ -30,6 +30,7 @@ from git_evidence.freezes import (
 from git_evidence.git import Git
 from git_evidence.identity import server_pusher
 from git_evidence.ledger import Freeze
+from git_evidence.outcomes import FAILING
 from git_evidence.policy import Policy
 from git_evidence.progress import Progress
 from git_evidence.properties import JUNIT_PLACEHOLDER
@@ -162,13 +163,13 @@ def _failed(run: Run, test_id: str, junit: bool) -> bool:
     if not junit or run.tests is None:
         return run.code != 0
     case = run.tests.get(test_id)
-    return run.code != 0 if case is None else case.outcome in runner.FAILING
+    return run.code != 0 if case is None else case.outcome in FAILING
 
 
 def run_fingerprint(run: Run, test_id: str, junit: bool) -> str:
     """The shared fingerprint (SPEC §11.6) of a failing run, as ``judge`` computes it."""
     case = (run.tests or {}).get(test_id) if junit else None
-    if case is not None and case.outcome in runner.FAILING:
+    if case is not None and case.outcome in FAILING:
         return fingerprint(test_id, case.outcome, case.type, case.message)
     return exit_fingerprint(test_id, run.code)
 

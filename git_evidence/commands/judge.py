@@ -18,9 +18,19 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, BinaryIO
 
-from git_evidence import __version__, judging, lock, runner, scorecard, verdict, workspace
+from git_evidence import (
+    __version__,
+    held,
+    judging,
+    lock,
+    runner,
+    sandbox,
+    scorecard,
+    verdict,
+    workspace,
+)
 from git_evidence.context import (
     client_policy_rev,
     policy_at,
@@ -191,11 +201,21 @@ def _judge(
     code, out = git.run("rev-parse", "--show-toplevel", ok_codes=(0, 128))
     top = out.decode("utf-8", "surrogateescape").strip() if code == 0 else None  # bare
     area = workspace.make_area(top)
+    facts["top"] = top
+    state = sandbox.repository_state(held.repository_dirs(git))
     try:
         with runner.interruptible():
-            return _judge_in(
+            record = _judge_in(
                 git, policy, base, candidate, patch, pin, props, args, facts, clock, area, sealed
             )
+        changed = sandbox.state_changes(state, sandbox.repository_state(held.repository_dirs(git)))
+        if changed:
+            raise EvidenceError(
+                "the repository changed during the judgement: " + "; ".join(changed[:10]),
+                fix="something outside the sandbox wrote the repository while the candidate "
+                "ran (or the sandbox is off): find it, restore the repository, judge again",
+            )
+        return record
     finally:
         if args.keep:
             print(f"git-evidence: workspace kept in {area.root}", file=sys.stderr)
@@ -251,10 +271,29 @@ def _judge_in(
         workspace.copy_workspace(first_ws, area.workspace(number))
         spaces.append(area.workspace(number))
     env = judging.run_env(area)
+    extra_ro: list[str] = []
     if sealed is not None:
         env.update(judging.sealed_env(sealed, area, env))
-    results = judging.run_properties(props, spaces, area, env, _progress())
+        extra_ro.append(os.path.join(area.root, "sealed"))
+    outputs = [p for p in (args.out, args.log) if p]
+    hold = held.hold(
+        git,
+        policy,
+        props,
+        first_ws,
+        top=facts.pop("top"),
+        outputs=outputs,
+        extra_ro=extra_ro,
+        env=env,
+    )
+    facts["sandbox"] = hold.box.as_json()
+    env["EVIDENCE_PACKAGES"] = ",".join(held.top_packages(first_ws, hold.pythonpath))
+    results = judging.run_properties(props, spaces, area, env, _progress(), hold)
     _progress_done()
+    origins = held.import_origins(results, spaces)
+    if origins["outside"]:
+        raise held.outside_error(origins["outside"])
+    facts["import_origins"] = origins["origins"]
     after: dict[str, Drift] = {}
     for space in spaces:
         for item in judging.drift(space, pin, policy):
@@ -269,6 +308,10 @@ def _judge_in(
         freezes = verdict.active_freezes(judging.base_freezes(git, policy, base), now)
     signals = verdict.signals_from_runs(results, freezes, replace(first, fixture_breach=breach))
     klass = verdict.classify(signals)
+    if klass == verdict.FLAKE_CANDIDATE:
+        base_ws = area.workspace(0)
+        workspace.export_tree(git, base, base_ws)
+        signals = judging.flakes_on_base(signals, by_id, base_ws, area, env, hold)
     runs = sum(len(r) for res in results for r in res.seeds.values())
     why = verdict.explain(
         klass, signals, base=base, props=by_id, during_run=bool(breach), runs=runs
@@ -291,7 +334,10 @@ def _record(
     fresh = [f for f in signals.flakes if f.freeze is None]
     line = (
         verdict.freeze_line(props[fresh[0].property], fresh[0])
-        if klass == verdict.FLAKE_CANDIDATE and fresh and fresh[0].property in props
+        if klass == verdict.FLAKE_CANDIDATE
+        and fresh
+        and fresh[0].property in props
+        and all(f.on_base for f in fresh)
         else None
     )
     record = {
@@ -392,7 +438,7 @@ def _publish(
 ) -> None:
     data = canonical_json(record)
     if args.out:
-        with open(args.out, "wb") as handle:
+        with _output(args.out, "--out", os.O_TRUNC) as handle:
             handle.write(data)
     if args.log:
         line = {
@@ -406,7 +452,7 @@ def _publish(
         }
         if "scorecard" in record:
             line["scorecard"] = record["scorecard"]["result"]
-        with open(args.log, "ab") as handle:
+        with _output(args.log, "--log", os.O_APPEND) as handle:
             handle.write(canonical_json(line) + b"\n")
     if args.note and candidate is not None:
         # Written byte for byte; a writer that moved the ref meanwhile is written over
@@ -421,6 +467,20 @@ def _publish(
                 f"could not write the verdict note on {policy.judge.notes_ref}",
                 fix="another writer keeps moving it: retry",
             )
+
+
+def _output(path: str, option: str, mode: int) -> BinaryIO:
+    """An output file opened for writing, never through a symbolic link."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | mode, 0o644)
+    except OSError as exc:
+        link = os.path.islink(path)
+        raise EvidenceError(
+            f"{option} {path}: "
+            + ("a symbolic link stands there (refused)" if link else str(exc.strerror)),
+            fix=f"remove it, or give {option} a path of its own",
+        ) from None
+    return os.fdopen(fd, "wb")
 
 
 def _read_patch(path: str) -> bytes:

@@ -1,0 +1,110 @@
+"""What a run leaves behind, read after it: its output's digest, its JUnit XML (test id
+``classname::name`` → passed, failed, error or skipped, from pytest's or Surefire's
+reports), and the files it may write claims to (hits, retries, import origins). Pure
+but for reading those files."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from typing import IO, NamedTuple
+
+PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
+FAILING = frozenset({FAILED, ERROR})
+JUNIT_MAX_BYTES = 64 << 20
+CLAIM_MAX_BYTES = 16 << 20  # hits, retries and origins files
+
+
+class CaseResult(NamedTuple):
+    """One JUnit ``<testcase>``: its outcome and, when it failed, how."""
+
+    outcome: str
+    type: str = ""
+    message: str = ""
+
+
+def read_junit(path: str) -> tuple[dict[str, CaseResult] | None, str | None]:
+    try:
+        size = os.path.getsize(path)
+        if size > JUNIT_MAX_BYTES:
+            return None, f"the JUnit XML is {size} bytes, more than {JUNIT_MAX_BYTES}"
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None, "the run wrote no JUnit XML"
+    try:
+        return parse_junit(data), None
+    except ValueError as exc:
+        return None, f"the JUnit XML is unreadable: {exc}"
+
+
+def parse_junit(data: bytes) -> dict[str, CaseResult]:
+    """Test id (``classname::name``) → outcome, from JUnit XML (pytest's, Surefire's).
+    A test listed twice keeps its worst outcome. ValueError when it is not JUnit."""
+    import xml.etree.ElementTree as ElementTree  # only JUnit properties pay for it
+
+    if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
+        raise ValueError("a DOCTYPE or ENTITY declaration (refused: JUnit needs neither)")
+    try:
+        root = ElementTree.fromstring(data)
+    except ElementTree.ParseError as exc:
+        raise ValueError(str(exc)) from None
+    if root.tag not in ("testsuites", "testsuite"):
+        raise ValueError(f"the root element is <{root.tag}>, not <testsuites> or <testsuite>")
+    rank = {PASSED: 0, SKIPPED: 1, FAILED: 2, ERROR: 3}
+    tests: dict[str, CaseResult] = {}
+    for case in root.iter("testcase"):
+        name = case.get("name", "")
+        classname = case.get("classname", "")
+        test_id = f"{classname}::{name}" if classname else name
+        found = CaseResult(PASSED)
+        for child in case:
+            if child.tag in ("failure", "error"):
+                message = child.get("message") or (child.text or "")
+                found = CaseResult(
+                    FAILED if child.tag == "failure" else ERROR, child.get("type", ""), message
+                )
+                break
+            if child.tag == "skipped":
+                found = CaseResult(SKIPPED)
+        known = tests.get(test_id)
+        if known is None or rank[found.outcome] > rank[known.outcome]:
+            tests[test_id] = found
+    return tests
+
+
+def output_digest(out: IO[bytes], err: IO[bytes]) -> str:
+    sha = hashlib.sha256()
+    for index, handle in enumerate((out, err)):
+        handle.seek(0)
+        if index:
+            sha.update(b"\0")
+        while chunk := handle.read(1 << 20):
+            sha.update(chunk)
+    return "sha256:" + sha.hexdigest()
+
+
+def read_claim(path: str) -> bytes | None:
+    """What the run wrote to one of its files (at most 16 MiB), None when nothing."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(CLAIM_MAX_BYTES)
+    except OSError:
+        return None
+
+
+def read_hits(path: str) -> dict[str, int]:
+    """Lines ``ID N`` or a bare ``N`` the run appended; anything else is ignored (a
+    hits line is a claim the run makes, never trusted to be more than a count)."""
+    data = read_claim(path)
+    if data is None:
+        return {}
+    hits: dict[str, int] = {}
+    for raw in data.decode("utf-8", "replace").splitlines():
+        parts = raw.split()
+        if not parts:
+            continue
+        key, count = ("", parts[0]) if len(parts) == 1 else (" ".join(parts[:-1]), parts[-1])
+        if count.isdigit() and count.isascii():
+            hits[key] = hits.get(key, 0) + int(count)
+    return hits
