@@ -355,7 +355,14 @@ def _add_freeze(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     a.add_argument(
         "--writer",
         metavar="NAME",
-        help="the ledger writer recorded (default: the pusher variables, as the server reads them)",
+        help="the ledger writer recorded (default: git config evidence.writer, else "
+        "GIT_EVIDENCE_PUSHER)",
+    )
+    a.add_argument(
+        "--rev",
+        default="HEAD",
+        metavar="REV",
+        help="the revision whose tree is exported and run (HEAD); never the working tree",
     )
     a.add_argument(
         "--ci",

@@ -304,15 +304,18 @@ def _citation(freeze: Freeze) -> dict[str, Any]:
     }
 
 
-def freeze_line(prop: JudgeProperty, flake: Flake) -> str:
-    """The ``git evidence freeze add`` line CI may run: same test, seed and command."""
+def freeze_line(prop: JudgeProperty, flake: Flake, writer: str | None = None) -> str:
+    """The ``git evidence freeze add`` line CI may run: same test, seed and command,
+    and the ledger writer the entry will name (without one, freeze add takes
+    ``evidence.writer`` or ``GIT_EVIDENCE_PUSHER`` where it runs)."""
+    who = ["--writer", writer] if writer else ["--ci"]
     return shlex.join(
         [
             "git",
             "evidence",
             "freeze",
             "add",
-            "--ci",
+            *who,
             "--test",
             flake.test_id,
             "--runs",
@@ -466,6 +469,7 @@ def explain(
     patch_error: str = "",
     during_run: bool = False,
     runs: int = 0,
+    writer: str | None = None,
 ) -> Explanation:
     short = base[:12]
     if klass == PATCH_INVALID:
@@ -554,7 +558,7 @@ def explain(
                 f"{brought[0].seed} of {brought[0].property} agrees with itself on the "
                 "base), so nothing may be frozen for it. Make the candidate deterministic.",
             )
-        line = freeze_line(props[lead.property], lead) if lead.property in props else ""
+        line = freeze_line(props[lead.property], lead, writer) if lead.property in props else ""
         return Explanation(
             said,
             tuple(_flake_line(f) for f in signals.flakes) + signals.unexplained,

@@ -789,3 +789,51 @@ def test_freeze_status_says_an_old_fingerprint_is_of_the_old_kind(repo: Repo) ->
     repo.write("tests/freeze.jsonl", json.dumps(entry) + "\n")
     status = evidence(repo.path, "freeze", "status", "suite")
     assert status.returncode == 0 and "old kind" not in status.stdout
+
+
+def test_the_freeze_line_names_the_ledger_writer_and_runs_as_printed(repo: Repo) -> None:
+    flaky_on_main(repo)
+    _, doc = repo.judge("--property", "suite", env={"GIT_EVIDENCE_PUSHER": CI})
+    line = doc["freeze_line"]
+    assert f"--writer {CI}" in line and "--ci" not in line
+    argv = shlex.split(line)
+    # run exactly as printed, with no pusher variable: the line carries the writer
+    env = {k: v for k, v in os.environ.items() if k != "GIT_EVIDENCE_PUSHER"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "git_evidence", *argv[2:]],
+        cwd=repo.path,
+        env={**env, **FAST},
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    entry = json.loads((repo.path / "tests/freeze.jsonl").read_text())
+    assert entry["writer"] == CI
+
+
+def test_freeze_add_runs_the_committed_tree_never_the_working_tree(repo: Repo) -> None:
+    flaky_on_main(repo)
+    # an uncommitted edit that would make every run pass is not what freeze add runs
+    (repo.path / "src/app.py").write_text(APP)
+    proc = evidence(
+        repo.path,
+        "freeze",
+        "add",
+        "--writer",
+        CI,
+        "--test",
+        "suite",
+        "--runs",
+        "2",
+        "--",
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "tests/properties",
+        env=FAST,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "froze suite" in proc.stdout

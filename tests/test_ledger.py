@@ -283,10 +283,12 @@ sys.exit(1 if n % 3 == 0 else 0)
 
 
 def freeze_add(work: Work, tmp_path: Path, mode: str, *extra: str) -> tuple[int, str, str]:
-    script = tmp_path / "probe.py"
-    script.write_text(FLAKY)
+    """freeze add of the probe, committed (freeze add runs an export of HEAD in the
+    sandbox, never the working tree); the probe counts its runs in its workspace."""
     work.git("fetch", "-q", "origin", "+refs/notes/evidence:refs/notes/evidence")
     work.git("merge", "-q", "--ff-only", "origin/main")
+    if not (work.path / "tools/probe.py").exists():
+        work.commit("the probe", {"tools/probe.py": FLAKY})
     result = evidence(
         work.path,
         "freeze",
@@ -298,9 +300,9 @@ def freeze_add(work: Work, tmp_path: Path, mode: str, *extra: str) -> tuple[int,
         *extra,
         "--",
         sys.executable,
-        str(script),
+        "tools/probe.py",
         mode,
-        str(tmp_path / f"count-{mode}"),
+        f"count-{mode}.local",
         env={"GIT_EVIDENCE_PUSHER": CI},
     )
     return result.returncode, result.stdout, result.stderr
@@ -349,6 +351,9 @@ def test_a_real_flake_is_frozen_and_the_push_is_allowed(
     assert [code for code, _ in doc["outputs"]] == [1, 0, 0, 1, 0, 0]
     work.git("add", LEDGER)
     work.git("commit", "-qm", "freeze the flake")
+    # the probe (a path held for review) is accepted by a reviewer; the freeze by CI
+    accepted = work.push("origin", "HEAD~1:main", pusher="alice")
+    assert accepted.returncode == 0, accepted.stderr
     result = work.push("origin", "HEAD:main", pusher=CI)
     assert result.returncode == 0, result.stderr
     status = evidence(work.path, "freeze", "status", "tests/test_app.py::test_app")

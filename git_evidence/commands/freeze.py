@@ -13,10 +13,9 @@ import json
 import os
 import shlex
 import sys
-import tempfile
 from datetime import datetime, timedelta, timezone
 
-from git_evidence import ledger, lock, runner
+from git_evidence import held, judging, ledger, lock, runner, workspace
 from git_evidence.context import chosen_policy
 from git_evidence.errors import EXIT_ALLOW, EXIT_REFUSE, EvidenceError, UsageError
 from git_evidence.fingerprint import exit_fingerprint, fingerprint
@@ -33,7 +32,7 @@ from git_evidence.ledger import Freeze
 from git_evidence.outcomes import FAILING
 from git_evidence.policy import Policy
 from git_evidence.progress import Progress
-from git_evidence.properties import JUNIT_PLACEHOLDER
+from git_evidence.properties import JUNIT_PLACEHOLDER, JudgeProperty
 from git_evidence.records import iso_utc
 from git_evidence.runner import Run
 
@@ -62,7 +61,13 @@ def _add(git: Git, policy: Policy, args: argparse.Namespace) -> int:
             "--runs must be at least 2 and --seeds at least 1",
             fix="a flake must both pass and fail on one seed",
         )
-    writer = args.writer or server_pusher(os.environ).name
+    writer = args.writer or git.config_get("evidence.writer") or server_pusher(os.environ).name
+    if not writer:
+        raise UsageError(
+            "no writer to record: a freeze names the ledger writer who appends it",
+            fix="pass --writer NAME, or set git config evidence.writer (or GIT_EVIDENCE_PUSHER) "
+            "to the CI identity the server knows as a ledger writer",
+        )
     if writer not in policy.ledger_writers and not args.ci:
         raise UsageError(
             f"{writer or 'an anonymous writer'} is not a ledger writer "
@@ -75,11 +80,13 @@ def _add(git: Git, policy: Policy, args: argparse.Namespace) -> int:
         raise UsageError(
             f"--hours {hours} is more than max_window_hours = {policy.max_window_hours}"
         )
-    head = git.resolve_commit("HEAD")
-    found = lock.find_lock(git, policy.notes_ref, head) if head else None
+    head = git.resolve_commit(args.rev)
+    if head is None:
+        raise UsageError(f"{args.rev} is not a commit", fix="give --rev a commit to reproduce on")
+    found = lock.find_lock(git, policy.notes_ref, head)
     if found is None:
         raise EvidenceError(
-            "no lock in force at HEAD: a freeze cites the lock it was reproduced against",
+            f"no lock in force at {args.rev}: a freeze cites the lock it was reproduced against",
             fix="fetch the locks (git fetch origin "
             f"{policy.notes_ref}:{policy.notes_ref}) or have a lock "
             "writer pin one",
@@ -88,19 +95,26 @@ def _add(git: Git, policy: Policy, args: argparse.Namespace) -> int:
 
     junit = any(JUNIT_PLACEHOLDER in a for a in command)
     outcomes: dict[int, list[Run]] = {}
-    with (
-        tempfile.TemporaryDirectory(prefix="git-evidence-freeze-") as scratch,
-        runner.interruptible(),
-        Progress(f"freezing {args.test}") as progress,
-    ):
-        for seed in range(args.seed, args.seed + args.seeds):
-            chain = runner.Chain(tuple(command), seed, args.runs, args.timeout, junit)
-            outcomes[seed] = runner.run_chain(
-                chain, cwd=None, env=os.environ, scratch=scratch, progress=progress
-            )
-            fails = sum(1 for r in outcomes[seed] if _failed(r, args.test, junit))
-            progress.clear()
-            print(f"seed {seed}: {args.runs - fails} passed, {fails} failed", file=sys.stderr)
+    top = None if git.is_bare() else git.text("rev-parse", "--show-toplevel")
+    area = workspace.make_area(top)
+    try:
+        space = area.workspace(1)
+        workspace.export_tree(git, head, space)
+        env = judging.run_env(area)
+        prop = JudgeProperty("freeze", tuple(command), (args.seed,), args.runs, args.timeout)
+        hold = held.hold(git, policy, [prop], space, top=top, outputs=(), extra_ro=(), env=env)
+        env["EVIDENCE_PACKAGES"] = ",".join(held.top_packages(space, hold.pythonpath))
+        with runner.interruptible(), Progress(f"freezing {args.test}") as progress:
+            for seed in range(args.seed, args.seed + args.seeds):
+                chain = runner.Chain(tuple(command), seed, args.runs, args.timeout, junit)
+                outcomes[seed] = runner.run_chain(
+                    chain, cwd=space, env=env, scratch=area.scratch, progress=progress, held=hold
+                )
+                fails = sum(1 for r in outcomes[seed] if _failed(r, args.test, junit))
+                progress.clear()
+                print(f"seed {seed}: {args.runs - fails} passed, {fails} failed", file=sys.stderr)
+    finally:
+        workspace.remove(area.root)
 
     def failures_of(runs: list[Run]) -> int:
         return sum(1 for r in runs if _failed(r, args.test, junit))
@@ -137,7 +151,7 @@ def _add(git: Git, policy: Policy, args: argparse.Namespace) -> int:
         "reproduced": True,
         "runs": len(runs),
         "failures": failures,
-        "writer": writer or "ci",
+        "writer": writer,
         "frozen_at": iso_utc(now),
         "until": iso_utc(now + timedelta(hours=hours)),
     }

@@ -313,8 +313,10 @@ def _judge_in(
         workspace.export_tree(git, base, base_ws)
         signals = judging.flakes_on_base(signals, by_id, base_ws, area, env, hold)
     runs = sum(len(r) for res in results for r in res.seeds.values())
+    writer = _freeze_writer(git) if klass == verdict.FLAKE_CANDIDATE else None
+    facts["freeze_writer"] = writer
     why = verdict.explain(
-        klass, signals, base=base, props=by_id, during_run=bool(breach), runs=runs
+        klass, signals, base=base, props=by_id, during_run=bool(breach), runs=runs, writer=writer
     )
     extra = {"evidence": evidence, "drift": drift}
     return _record(facts, klass, why, signals, results, extra, clock, sealed)
@@ -332,8 +334,9 @@ def _record(
 ) -> dict[str, Any]:
     props = {r.prop.id: r.prop for r in results}
     fresh = [f for f in signals.flakes if f.freeze is None]
+    writer = facts.pop("freeze_writer", None)
     line = (
-        verdict.freeze_line(props[fresh[0].property], fresh[0])
+        verdict.freeze_line(props[fresh[0].property], fresh[0], writer)
         if klass == verdict.FLAKE_CANDIDATE
         and fresh
         and fresh[0].property in props
@@ -489,6 +492,12 @@ def _read_patch(path: str) -> bytes:
             return handle.read()
     except OSError as exc:
         raise UsageError(f"cannot read the patch {path}: {exc.strerror}") from None
+
+
+def _freeze_writer(git: Git) -> str | None:
+    """Who the printed freeze line names as its writer: ``evidence.writer``, else the
+    pusher variable CI sets."""
+    return git.config_get("evidence.writer") or os.environ.get("GIT_EVIDENCE_PUSHER") or None
 
 
 def _runner_identity() -> dict[str, Any]:
