@@ -6,8 +6,10 @@ Reports medians of alternating runs:
   `git archive | tar -x`) (target ≤ 1.10): what judging costs beyond running the tests;
 * hashing the workspace's lock roots from disk ÷ `sha256sum` over the same files
   (target ≤ 1.2);
-* `judge --jobs 2` ÷ `judge --jobs 1` for a CPU-bound suite of 8 runs (target ≤ 0.6 on
-  two or more cores).
+* `judge --jobs 2` ÷ `judge --jobs 1` for a CPU-bound suite of 8 runs (target ≤ 0.65 on
+  two or more cores);
+* the sandbox's own cost: one bubblewrap start around `true` ÷ `true` alone (what each
+  run pays), and the judgement with `[judge] sandbox = "none"` beside the default.
 
 Usage: python bench/bench_judge.py [--runs N]
 """
@@ -85,7 +87,7 @@ def alternate(
     return statistics.median(a), statistics.median(b)
 
 
-def build_repo(path: Path, fixtures: int, fixture_bytes: int) -> None:
+def build_repo(path: Path, fixtures: int, fixture_bytes: int, sandbox: str = "bwrap") -> None:
     """A repository with a 20-test pytest suite, ``fixtures`` files under
     tests/fixtures, pinned, and a product-only candidate on `feat`."""
     if path.exists():
@@ -93,6 +95,7 @@ def build_repo(path: Path, fixtures: int, fixture_bytes: int) -> None:
     path.mkdir(parents=True)
     git(path, "init", "-q", "-b", "main", env=ENV)
     policy = (
+        f'[judge]\nsandbox = "{sandbox}"\n'
         '[[judge.property]]\nid = "suite"\n'
         f"command = {json.dumps(SUITE)}\nseed_list = [0]\nrepeat = 5\n"
         '[[judge.property]]\nid = "busy"\n'
@@ -173,6 +176,34 @@ def measure_hashing(repo: Path, runs: int) -> tuple[float, float, int]:
         return a, b, len(files)
 
 
+def measure_bwrap(runs: int) -> tuple[float, float]:
+    """One sandbox start and exit around `true`, with the options a run gets."""
+    from git_evidence import sandbox
+
+    box = sandbox.prepare(
+        "bwrap", network=False, hidden=(), commands=[["true"]], readonly=(), env=os.environ
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+
+        def ours() -> float:
+            fd = sandbox.open_args(sandbox.wrap(box, tmp, tmp))
+            try:
+                start = time.perf_counter()
+                subprocess.run(
+                    [box.bwrap, "--args", str(fd), "--", "true"], pass_fds=(fd,), check=True
+                )
+                return time.perf_counter() - start
+            finally:
+                os.close(fd)
+
+        def theirs() -> float:
+            start = time.perf_counter()
+            subprocess.run(["true"], check=True)
+            return time.perf_counter() - start
+
+        return alternate(runs * 10, ours, theirs)
+
+
 def measure_jobs(repo: Path, runs: int) -> tuple[float, float]:
     base = [sys.executable, "-m", "git_evidence", "judge", "--property", "busy"]
     return alternate(
@@ -208,7 +239,19 @@ def main() -> None:
     two, one = measure_jobs(small, args.runs)
     print(
         f"--jobs 2 ÷ --jobs 1 (CPU-bound, 8 runs): {two / one:.2f} "
-        f"({two * 1000:.0f} ms vs {one * 1000:.0f} ms)  target ≤ 0.6"
+        f"({two * 1000:.0f} ms vs {one * 1000:.0f} ms)  target ≤ 0.65"
+    )
+    boxed, bare = measure_bwrap(args.runs)
+    print(
+        f"one bubblewrap start around `true`: {boxed * 1000:.1f} ms "
+        f"(`true` alone {bare * 1000:.1f} ms)"
+    )
+    open_small = WORK / "judge-small-unsandboxed"
+    build_repo(open_small, 10, 1024, sandbox="none")
+    unboxed, alone = measure_suite(open_small, args.runs)
+    print(
+        f'judge --repeat 5, sandbox "none" ÷ (5 × suite + git archive | tar -x): '
+        f"{unboxed / alone:.2f} ({unboxed * 1000:.0f} ms; sandboxed {judged * 1000:.0f} ms)"
     )
 
 
