@@ -151,7 +151,9 @@ def command_needs(argv: Sequence[str], env: Mapping[str, str]) -> list[str]:
     interpreter = _shebang(files[-1], env)
     if interpreter:
         files += [interpreter, os.path.realpath(interpreter)]
-    out: list[str] = []
+    # the files themselves too: their folder may not be bound back (it holds a hidden
+    # folder, HOME say), the file alone can be
+    out: list[str] = [os.path.abspath(f) for f in files]
     for path in files:
         folder = os.path.dirname(os.path.abspath(path))
         out.append(folder)

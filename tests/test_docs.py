@@ -37,7 +37,8 @@ GUIDES = DOCS / "hosting"
 FREEZE_JOB = DOCS / "ci-freeze-job.sh"
 TEST_ID = "tests/test_app.py::test_app"
 # Fails the first time it runs for a seed, then passes: a flake on every seed.
-FLAKY = '#!/bin/sh\nm="$HOME/flaked-$EVIDENCE_SEED"\n[ -e "$m" ] && exit 0\n: > "$m"\nexit 1\n'
+# (it remembers its first run in its workspace: the only place a sandboxed run can write)
+FLAKY = '#!/bin/sh\nm="flaked-$EVIDENCE_SEED"\n[ -e "$m" ] && exit 0\n: > "$m"\nexit 1\n'
 # The variables some CI exports; the job must not need any of them.
 CI_VARIABLES = ("CI", "CI_JOB_URL", "CI_JOB_ID", "CI_COMMIT_SHA", "GITHUB_RUN_ID")
 
