@@ -211,6 +211,10 @@ def wrap(box: Sandbox, workspace: str, run_dir: str) -> list[str]:
     command follows them on bwrap's own command line). ``workspace`` and ``run_dir``
     are read-write."""
     args = [
+        # bwrap started by root keeps root's capabilities inside unless told: with them
+        # a run could remount the read-only binds writable
+        "--cap-drop",
+        "ALL",
         "--die-with-parent",
         "--new-session",
         "--unshare-user",
