@@ -129,3 +129,47 @@ def outside_error(outside: Sequence[tuple[str, str, str]]) -> EvidenceError:
         "install of another checkout, site-packages): uninstall it there, or set "
         "[judge].pythonpath to the workspace's import roots",
     )
+
+
+def runner_config_files(space: str) -> dict[str, str]:
+    """Every runner configuration file in a workspace (``conftest.py``,
+    ``sitecustomize.py``, ``*.pth``, …), path → sha256 (a link: its text). A run that
+    writes one changes what every later run in that workspace loads."""
+    import hashlib
+
+    from git_evidence.runner_files import RUNNER_CONFIG
+
+    found: dict[str, str] = {}
+    for directory, subdirs, files in os.walk(space):
+        subdirs.sort()
+        for name in files + [d for d in subdirs if os.path.islink(os.path.join(directory, d))]:
+            full = os.path.join(directory, name)
+            rel = os.path.relpath(full, space)
+            if RUNNER_CONFIG.fullmatch(rel.lower()) is None:
+                continue
+            try:
+                if os.path.islink(full):
+                    found[rel] = "link:" + os.readlink(full)
+                    continue
+                with open(full, "rb") as handle:
+                    found[rel] = hashlib.sha256(handle.read()).hexdigest()
+            except OSError:
+                found[rel] = "unreadable"
+    return found
+
+
+def runner_config_written(before: dict[str, str], spaces: Sequence[str]) -> list[str]:
+    """What the runs added to, changed in or removed from the workspaces' runner
+    configuration, one line a path."""
+    out: list[str] = []
+    for space in spaces:
+        after = runner_config_files(space)
+        for rel in sorted(set(before) | set(after)):
+            if before.get(rel) != after.get(rel):
+                what = (
+                    "added" if rel not in before else "removed" if rel not in after else "changed"
+                )
+                line = f"runner configuration {what} during the run: {rel}"
+                if line not in out:
+                    out.append(line)
+    return out

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from typing import IO, NamedTuple
 
 PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
@@ -23,15 +24,28 @@ class CaseResult(NamedTuple):
     message: str = ""
 
 
+def _open_regular(path: str) -> IO[bytes]:
+    """A file the run left, opened without following a link and without blocking on a
+    FIFO; OSError unless it is a regular file. The run chose what stands at the path:
+    the judge, reading it with its own rights, must not be led elsewhere or held."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def read_junit(path: str) -> tuple[dict[str, CaseResult] | None, str | None]:
     try:
-        size = os.path.getsize(path)
-        if size > JUNIT_MAX_BYTES:
-            return None, f"the JUnit XML is {size} bytes, more than {JUNIT_MAX_BYTES}"
-        with open(path, "rb") as handle:
-            data = handle.read()
+        with _open_regular(path) as handle:
+            data = handle.read(JUNIT_MAX_BYTES + 1)
     except OSError:
-        return None, "the run wrote no JUnit XML"
+        return None, "the run wrote no JUnit XML (or not as a file)"
+    if len(data) > JUNIT_MAX_BYTES:
+        return None, f"the JUnit XML is more than {JUNIT_MAX_BYTES} bytes"
     try:
         return parse_junit(data), None
     except ValueError as exc:
@@ -87,7 +101,7 @@ def output_digest(out: IO[bytes], err: IO[bytes]) -> str:
 def read_claim(path: str) -> bytes | None:
     """What the run wrote to one of its files (at most 16 MiB), None when nothing."""
     try:
-        with open(path, "rb") as handle:
+        with _open_regular(path) as handle:
             return handle.read(CLAIM_MAX_BYTES)
     except OSError:
         return None

@@ -32,7 +32,8 @@ from git_evidence.errors import EvidenceError
 PACKAGE = "bubblewrap"
 # What stands over the root's read-only bind: anything the command needs below these
 # is bound back.
-_MASKED = ("/tmp", "/dev", "/proc")
+_FRESH = ("/tmp", "/var/tmp", "/run", "/var/run", "/dev/shm")
+_MASKED = ("/tmp", "/var/tmp", "/run", "/var/run", "/dev", "/proc")
 SANDBOX_HOME = "/tmp/home"
 
 
@@ -225,7 +226,12 @@ def wrap(box: Sandbox, workspace: str, run_dir: str) -> list[str]:
     ]
     if not box.network:
         args.append("--unshare-net")
-    args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    # fresh and empty: /tmp, and the folders where services keep their sockets (a
+    # read-only bind does not stop connect(): /run/docker.sock, the system bus)
+    for folder in _FRESH:
+        if os.path.isdir(folder) and not os.path.islink(folder):
+            args += ["--tmpfs", folder]
     for path in box.hidden:
         args += ["--tmpfs", path]
     for path in box.visible:
@@ -233,8 +239,7 @@ def wrap(box: Sandbox, workspace: str, run_dir: str) -> list[str]:
     args += ["--dir", SANDBOX_HOME]
     space = _real(workspace)
     args += ["--bind", space, space]
-    for relative in box.readonly:
-        args += _readonly_root(space, relative)
+    args += readonly_roots(space, box.readonly)
     for path in box.extra_ro:
         args += ["--ro-bind", path, path]
     run = _real(run_dir)
@@ -242,18 +247,29 @@ def wrap(box: Sandbox, workspace: str, run_dir: str) -> list[str]:
     return args
 
 
-def _readonly_root(space: str, relative: str) -> list[str]:
-    """A lock root bound read-only, each directory above it (inside the workspace) a
-    mount point of its own: a mount point cannot be renamed or removed, so a run
-    cannot move ``tests/`` aside and put a doctored ``tests/fixtures`` in its place.
-    A root that is missing, or a link, is left as it is (the drift check sees it)."""
-    parts = [p for p in relative.split("/") if p]
+def readonly_roots(space: str, roots: Sequence[str]) -> list[str]:
+    """The lock roots bound read-only, each directory above them (inside the
+    workspace) a mount point of its own: a mount point cannot be renamed or removed, so
+    a run cannot move ``tests/`` aside and put a doctored ``tests/fixtures`` in its
+    place. Every directory above is bound once, before any root: a bind of ``tests/``
+    after the read-only ``tests/fixtures`` would cover it with a writable copy. A root
+    that is missing, or a link, or under a link, is left as it is (the drift check
+    sees it)."""
+    above: list[str] = []
+    bound: list[str] = []
+    for relative in roots:
+        parts = [p for p in relative.split("/") if p]
+        chain = [os.path.join(space, *parts[:depth]) for depth in range(1, len(parts) + 1)]
+        if not parts or any(os.path.islink(p) or not os.path.isdir(p) for p in chain):
+            continue
+        above += chain[:-1]
+        bound.append(chain[-1])
     out: list[str] = []
-    for depth in range(1, len(parts) + 1):
-        path = os.path.join(space, *parts[:depth])
-        if os.path.islink(path) or not os.path.isdir(path):
-            return out if depth > 1 else []
-        out += ["--ro-bind" if depth == len(parts) else "--bind", path, path]
+    for path in sorted(set(above) - set(bound), key=lambda p: p.count("/")):
+        out += ["--bind", path, path]
+    # deepest last: a root inside another root stays read-only under it
+    for path in sorted(set(bound), key=lambda p: p.count("/")):
+        out += ["--ro-bind", path, path]
     return out
 
 

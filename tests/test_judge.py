@@ -452,15 +452,36 @@ def test_a_patch_deselecting_the_property_in_pytest_ini_is_held(repo: Repo, tmp_
 # -- evidence during the run -------------------------------------------------------------
 
 
-def test_a_product_rewriting_its_fixture_during_the_run_is_a_breach(repo: Repo) -> None:
-    repo.product(
-        APP.replace(
-            "    return True",
-            "    with open('tests/fixtures/a.json', 'w') as handle:\n"
-            "        handle.write('{\"a\": 1}')\n"
-            "    return True",
-        )
+FIXTURE_WRITER = APP.replace(
+    "    return True",
+    "    with open('tests/fixtures/a.json', 'w') as handle:\n"
+    "        handle.write('{\"a\": 1}')\n"
+    "    return True",
+)
+
+
+def test_in_the_sandbox_a_product_writing_its_fixture_gets_erofs(repo: Repo) -> None:
+    repo.product(FIXTURE_WRITER)
+    before = (repo.path / "tests/fixtures/a.json").read_bytes()
+    _result, doc = repo.judge("--property", "suite")
+    # the write fails (a read-only lock root), so the product's own test fails with it
+    assert doc["class"] == "property_fail", doc["reason"]
+    assert doc["drift"]["after"] == [] and doc["sandbox"]["kind"] == "bwrap"
+    assert (repo.path / "tests/fixtures/a.json").read_bytes() == before
+
+
+def test_unsandboxed_a_product_rewriting_its_fixture_during_the_run_is_a_breach(
+    repo: Repo,
+) -> None:
+    repo.git("checkout", "-q", "main")
+    repo.commit(
+        "no sandbox",
+        {".git-evidence.toml": POLICY.replace("[judge]\n", '[judge]\nsandbox = "none"\n')},
     )
+    assert evidence(repo.path, "lock").returncode == 0
+    repo.git("checkout", "-q", "feat")
+    repo.git("rebase", "-q", "main")
+    repo.product(FIXTURE_WRITER)
     _result, doc = repo.judge("--property", "suite")
     assert doc["class"] == "fixture_breach", doc["reason"]
     assert "changed during the run" in doc["reason"]
@@ -837,3 +858,18 @@ def test_freeze_add_runs_the_committed_tree_never_the_working_tree(repo: Repo) -
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "froze suite" in proc.stdout
+
+
+def test_a_run_that_writes_runner_configuration_for_the_runs_after_it_is_caught(
+    repo: Repo,
+) -> None:
+    # every later interpreter in this workspace would load it from PYTHONPATH (src)
+    repo.product(
+        "open('src/sitecustomize.py', 'w').write('import os\\n')\n" + APP,
+    )
+    result, doc = repo.judge("--property", "suite")
+    assert doc["class"] == "fixture_breach" and result.returncode == 1, doc["reason"]
+    assert any(
+        "runner configuration added during the run: src/sitecustomize.py" in d
+        for d in doc["details"]
+    ), doc["details"]

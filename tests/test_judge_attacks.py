@@ -131,7 +131,6 @@ def attack(
 
 
 def assert_blocked(kept: Path, routes: int = 1) -> list[str]:
-    print("\n".join(markers(kept, "reach.local")))
     """Every route of every run reported, and none got through."""
     lines = markers(kept, "reach.local")
     assert lines and len(lines) % routes == 0, lines
@@ -161,12 +160,16 @@ def host_state(repo: Repo) -> tuple[object, ...]:
     )
 
 
-@pytest.fixture
-def target(repo: Repo) -> Repo:
+def armed(repo: Repo) -> Repo:
     """The repository with a candidate, and a HOME holding a git config to attack."""
     (home() / ".gitconfig").write_text("[user]\n\tname = Real User\n")
     repo.product(APP.replace("return True", "return seed >= 0"))
     return repo
+
+
+@pytest.fixture
+def target(repo: Repo) -> Repo:
+    return armed(repo)
 
 
 def assert_accepted_and_unchanged(doc: dict[str, Any], repo: Repo, before: object) -> None:
@@ -375,10 +378,6 @@ def fixture_attack(code: str) -> str:
     return KIT + code + "\n\n" + BUGGY
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: a product run under the fixtures property still rewrote a lock-root file",
-)
 def test_a_product_rewriting_a_fixture_at_import_and_restoring_it_at_exit_is_caught(
     repo: Repo,
 ) -> None:

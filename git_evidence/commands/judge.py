@@ -288,6 +288,7 @@ def _judge_in(
     )
     facts["sandbox"] = hold.box.as_json()
     env["EVIDENCE_PACKAGES"] = ",".join(held.top_packages(first_ws, hold.pythonpath))
+    loaded = held.runner_config_files(first_ws)
     results = judging.run_properties(props, spaces, area, env, _progress(), hold)
     _progress_done()
     origins = held.import_origins(results, spaces)
@@ -300,6 +301,7 @@ def _judge_in(
             after.setdefault(item.path, item)
     drift["after"] = [judging.drift_json(d) for d in after.values()]
     breach = tuple(f"changed during the run: {d.describe()}" for d in after.values())
+    breach += tuple(held.runner_config_written(loaded, spaces))
     if lock.find_lock(git, policy.notes_ref, base) != judging.lock_ref(pin):
         breach += ("the pin in force at the base changed during the run",)
     freezes = {}
