@@ -793,6 +793,35 @@ def _staged(finding: Finding, policy: Policy, target: str) -> Finding:
     return finding._replace(commit=None, hint=hint)
 
 
+# Client refusals a person of the right role lifts in their own clone, where the hook
+# has no identity but `evidence.trusted` (SPEC §14, client hooks): evidence they may
+# push, and holds they may accept.
+LIFTED_BY_TRUST: frozenset[RuleId] = frozenset(
+    {
+        "evidence-untrusted",
+        "mixed-range",
+        "fixture-breach",
+        "other-path",
+        "added-test",
+        "test-edit",
+        "lock-missing",
+        "lock-stale",
+    }
+)
+TRUSTED_CLONE_FIX = (
+    "in the own clone of an evidence writer (of a reviewer, for a hold), `git config "
+    "evidence.trusted true` lifts this refusal here; the server still decides by who pushes"
+)
+
+
+def liftable_by_trust(finding: Finding) -> Finding:
+    """A client hook's blocking finding that trust would lift, its hint naming the
+    setting that lifts it."""
+    if not finding.blocking or finding.rule not in LIFTED_BY_TRUST:
+        return finding
+    return finding._replace(hint=f"{finding.hint}; {TRUSTED_CLONE_FIX}")
+
+
 def restore_args(found: Sequence[str]) -> str:
     """Paths for a `git restore` command line, quoted for a shell; their directories
     when there are many."""
@@ -1008,7 +1037,7 @@ def decide_lock(
 def _drift_paths(drift: Sequence[Drift]) -> dict[str, list[str]]:
     by_kind: dict[str, list[str]] = {}
     for item in drift:
-        by_kind.setdefault(item.kind, []).append(item.describe())
+        by_kind.setdefault(item.kind, []).append(item.detail())
     return by_kind
 
 
