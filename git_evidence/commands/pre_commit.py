@@ -62,7 +62,11 @@ def run(args: argparse.Namespace) -> Report:
     )
     # A detached HEAD is on no branch: its holds are reported, as on a feature branch.
     protected = bool(branch) and policy.is_protected(branch)
-    outcome = rules.decide_staged(facts, summary, policy, who, protected=protected)
+    # Evidence alone, committed on a branch the server takes proposals on, is one there.
+    proposal = policy.proposals and branch.startswith("refs/heads/") and not protected
+    outcome = rules.decide_staged(
+        facts, summary, policy, who, protected=protected, proposal=proposal
+    )
     problem = _staged_policy_problem(git, changes)
     outcome.findings += rules.decide_staged_policy(facts, problem, POLICY_FILE)
     for path, problem in _staged_labels_problems(git, changes, policy):
