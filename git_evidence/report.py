@@ -271,7 +271,13 @@ def _finding_lines(finding: Finding, width: int = WIDTH) -> list[str]:
     for klass, found in finding.paths.items():
         shown = found[:MAX_PATHS]
         for path in shown:
-            lines.append(f"    {klass}: {show_path(path)}")
+            line = f"    {klass}: {show_path(path)}"
+            if len(line) > width and path.endswith(")") and " (" in path:
+                # a drift entry, `PATH (OLD -> NEW)`: the change goes on a line of its own
+                head, _, change = path.rpartition(" (")
+                lines += [f"    {klass}: {show_path(head)}", f"{CONTINUED * 2}({change}"]
+                continue
+            lines.append(line)
         if len(found) > len(shown):
             lines.append(f"    {klass}: ... and {len(found) - len(shown)} more")
     lines += wrap(f"To fix: {finding.hint}", width, first="  ")
