@@ -43,7 +43,7 @@ SEVERITY: dict[Decision, int] = {ALLOW: 0, HOLD: 1, REJECT: 2}
 NON_EVIDENCE_SIDE: frozenset[PathClass] = frozenset({paths.PRODUCT, paths.TEST, paths.OTHER})
 
 # The rule ids, a closed set: the type checker holds every finding to it. They are the
-# keys of RULES, and the README and the man page document each (tests hold all three
+# keys of RULES, and docs/rules.md and the man page document each (tests hold all three
 # equal).
 RuleId = Literal[
     "mixed-commit",

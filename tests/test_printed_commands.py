@@ -169,7 +169,8 @@ def test_pre_push_right_after_install_says_the_server_has_no_lock_yet(work: Work
     work.git("commit", "-qm", "mixed", "--no-verify")
     result = work.push("origin", "HEAD:main", pusher=AGENT)
     said = " ".join(result.stderr.split())
-    assert "no lock fetched from origin: it has no refs/notes/evidence yet" in said
+    assert "no lock fetched from origin yet: `git fetch origin` brings its" in said
+    assert "once it has one" in said
     assert "adds the fetch refspec" not in said
 
 

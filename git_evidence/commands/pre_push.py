@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> Report:
     except PolicyError as exc:
         exc.fix = (
             f"{rules.CLIENT_POLICY_FIX}; when the remote's base branch carries the broken "
-            "file, every push is refused there too: its admin recovers it (README: "
+            "file, every push is refused there too: its admin recovers it (docs/policy.md: "
             "Recovering from a broken base policy)"
         )
         raise
@@ -79,9 +79,10 @@ def _no_lock(git: Git, remote: str | None, notes_ref: str) -> str:
             for src in sources
         ):
             return (
-                f"no lock fetched from {remote}: it has no {notes_ref} yet (its "
-                "post-receive pins the first lock on the next accepted push to its base "
-                "branch); the server checks the fixtures against its base meanwhile"
+                f"no lock fetched from {remote} yet: `git fetch {remote}` brings its "
+                f"{notes_ref} once it has one (its post-receive pins the first on the "
+                "next accepted push to its base branch); the server checks the fixtures "
+                "against its base meanwhile"
             )
     return (
         f"no lock fetched ({notes_ref} is missing here): the lock "
