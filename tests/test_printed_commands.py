@@ -225,3 +225,16 @@ def test_an_explicit_writer_wins_over_the_clone_s(work: Work) -> None:
     assert result.returncode == 0, result.stderr
     line = json.loads((work.path / "tests/retry-quota.jsonl").read_text().splitlines()[-1])
     assert line["writer"] == ALICE
+
+
+def test_a_notes_push_judged_in_json_stays_one_document(tmp_path: Path, server: Path) -> None:
+    ci = clone_of(tmp_path, server, "ci")
+    assert evidence(ci.path, "lock", "origin/main").returncode == 0
+    notes = ci.git("rev-parse", "refs/notes/evidence").stdout.strip()
+    line = f"refs/notes/evidence {notes} refs/notes/evidence {'0' * 40}\n".encode()
+    url = ci.git("remote", "get-url", "origin").stdout.strip()
+    result = evidence(ci.path, "pre-push", "--format", "json", "origin", url, input=line)
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stderr)
+    assert doc["updates"] == []
+    assert any("notes are decided by the server" in note for note in doc["notes"])

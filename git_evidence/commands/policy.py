@@ -23,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
     policy, ref, rev = chosen_policy_read(
         git, args.base, args.policy, server=bool(args.server and not args.base)
     )
-    waiting = None if args.server else policy_in_waiting(git, policy, ref, rev)
+    waiting = None if args.server or args.base else policy_in_waiting(git, policy, ref, rev)
     read_from = None if ref is None else {"ref": ref, "commit": rev}
     if args.format == "json":
         doc = {

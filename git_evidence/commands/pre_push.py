@@ -38,10 +38,14 @@ def run(args: argparse.Namespace) -> Report:
     notes_refs = [u.ref for u in updates if u.ref.startswith(NOTES_NAMESPACE)]
     if notes_refs:
         updates = [u for u in updates if not u.ref.startswith(NOTES_NAMESPACE)]
-        console.say(
+        notice = (
             f"{', '.join(notes_refs)}: notes are decided by the server (its lock and "
             "verdict writers), not by this hook"
         )
+        if args.format == "json":
+            notes.append(notice)
+        else:
+            console.say(notice)
     refs = git.refs()
     try:
         policy = client_policy(git, remote, refs)
