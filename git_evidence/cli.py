@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from git_evidence.report import Report
 
 HOOKS = frozenset({"pre-commit", "pre-push", "pre-receive", "post-receive"})
-# Hooks of a person's clone: silent when they allow, as git's own hooks are (SPEC §14);
+# Hooks of a person's clone: silent when they allow, as git's own hooks are;
 # `-v` or `git config evidence.verbose true` shows their report.
 CLIENT_HOOKS = frozenset({"pre-commit", "pre-push"})
 JUDGING = frozenset({"check", "verify", "pre-commit", "pre-push", "pre-receive"})

@@ -78,7 +78,7 @@ def client_identity(trusted: bool, as_name: str | None = None) -> Identity:
 
 
 # Who a line of the ledger or the retry quota names as its writer, when not given with
-# --writer: the clone's own setting, then the pusher variables (SPEC §14).
+# --writer: the clone's own setting, then the pusher variables.
 WRITER_KEY = "evidence.writer"
 
 

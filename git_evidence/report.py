@@ -81,7 +81,7 @@ class Report(Slotted):
         return EXIT_ALLOW if self.decision == ALLOW else EXIT_REFUSE
 
 
-# The options a printed command carries over from the command line (SPEC §14).
+# The options a printed command carries over from the command line.
 CARRIED = (("base", "--base"), ("as_name", "--as"), ("policy", "--policy"))
 
 

@@ -503,7 +503,7 @@ def hold_target(facts: UpdateFacts, policy: Policy) -> str:
 
 def proposal_ref(facts: UpdateFacts, policy: Policy) -> bool:
     """Whether an evidence-only change the pusher may not write is a proposal on this
-    update's ref (SPEC §14): a branch outside [rules].protected, pushed by name,
+    update's ref: a branch outside [rules].protected, pushed by name,
     unless [rules].proposals is false. Tags, other namespaces, protected refs and a
     range judged by hand (bound for the base) get none."""
     ref = facts.update.ref
@@ -843,7 +843,7 @@ def _staged(finding: Finding, policy: Policy, target: str) -> Finding:
 
 
 # Client refusals a person of the right role lifts in their own clone, where the hook
-# has no identity but `evidence.trusted` (SPEC §14, client hooks): evidence they may
+# has no identity but `evidence.trusted`: evidence they may
 # push, and holds they may accept.
 LIFTED_BY_TRUST: frozenset[RuleId] = frozenset(
     {

@@ -12,7 +12,7 @@ from git_evidence.arguments import build_parser
 from git_evidence.options import subcommands
 
 README = PROJECT / "README.md"
-# Pages other work adds; the README links to them already.
+# Pages the README links to that are not written yet (the agent hook, forges, the sandbox).
 TO_COME = {"docs/agents.md", "docs/forges.md", "docs/sandbox.md"}
 LINK = re.compile(r"\]\(([^)#\s]+)(#[^)\s]*)?\)")
 
