@@ -54,6 +54,24 @@ def _add_rev(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("rev", nargs="?", default="HEAD", metavar="REV", help=REV_HELP)
 
 
+def _add_draft(parser: argparse.ArgumentParser) -> None:
+    """``--policy FILE``: try a policy before it is in force (never on a hook)."""
+    parser.add_argument(
+        "--policy",
+        metavar="FILE",
+        help="use this policy file instead of the one in force, to try it before it "
+        "reaches the base branch; every report says `draft policy FILE (not in force)`",
+    )
+
+
+def _add_dry_run(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print what would change, and change nothing",
+    )
+
+
 def _count(text: str) -> int:
     if not text.isdigit():
         raise argparse.ArgumentTypeError(f"expected a number of findings (0: all), not {text!r}")
@@ -109,6 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="judge as this pusher name against the policy's identities",
     )
+    _add_draft(p)
     add_format(p)
     _add_max_findings(p)
 
@@ -123,6 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
         "paths", nargs="+", metavar="PATH", help="a path (it need not exist), as git takes it"
     )
     p.add_argument("--base", metavar="REF", help="read the policy at REF")
+    _add_draft(p)
     add_format(p)
 
     p = sub.add_parser(
@@ -137,6 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="resolve it as pre-receive does in this (bare) repository",
     )
+    _add_draft(p)
     add_format(p)
 
     p = sub.add_parser(
@@ -191,6 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="publish it: fetch REMOTE's notes (default origin), pin, push the notes ref, "
         "retrying when the remote's notes moved meanwhile",
     )
+    _add_draft(p)
     add_format(p)
 
     p = sub.add_parser(
@@ -216,6 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="compare the files on disk (untracked and ignored ones too)",
     )
     p.add_argument("--base", metavar="REF", help="the protected base for the range check")
+    _add_draft(p)
     add_format(p)
 
     p = sub.add_parser(
@@ -237,6 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="with --server: seal this policy file (git config evidence.policyFile)",
     )
+    _add_dry_run(p)
     add_format(p)
 
     p = sub.add_parser(
@@ -273,6 +297,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="put the evidence commit on a new branch NAME from the commit's parent; "
         "the current branch keeps the product commit",
     )
+    _add_draft(p)
+    _add_dry_run(p)
     add_format(p)
 
     _add_freeze(sub)
@@ -404,6 +430,12 @@ def _add_labels(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     i = verbs.add_parser("init", help="write a starting file (every test invariant) to review")
     for parser in (c, i):
         parser.add_argument(
+            "--python",
+            metavar="PATH",
+            help="the project's Python, which runs its pytest (default: the first `python` "
+            "on PATH that imports pytest)",
+        )
+        parser.add_argument(
             "pytest_args",
             nargs=argparse.REMAINDER,
             metavar="-- PYTEST_ARGS",
@@ -418,11 +450,21 @@ def _add_labels(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     sp = verbs.add_parser("spend", help="append the retries a run used, from its JUnit XML (CI)")
     sp.add_argument("--from-junit", required=True, metavar="FILE", help="the run's JUnit XML")
     sp.add_argument("--candidate", default="HEAD", metavar="REV", help="the commit tested")
-    sp.add_argument("--writer", help="the ledger writer recorded (default: the pusher variables)")
+    sp.add_argument(
+        "--writer",
+        metavar="NAME",
+        help="the ledger writer recorded (default: git config evidence.writer, else "
+        "GIT_EVIDENCE_PUSHER)",
+    )
     sp.add_argument("--ci", action="store_true", help="the writer is not known locally")
     gr = verbs.add_parser(
         "grant", help="append retries for nondeterministic tests (evidence writer)"
     )
     gr.add_argument("amount", type=int, metavar="N", help="how many retries to grant")
     gr.add_argument("--reason", required=True, help="why, for people reading the file")
-    gr.add_argument("--writer", help="the evidence writer recorded")
+    gr.add_argument(
+        "--writer",
+        metavar="NAME",
+        help="the evidence writer recorded (default: git config evidence.writer, else "
+        "GIT_EVIDENCE_PUSHER)",
+    )

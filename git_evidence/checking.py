@@ -7,6 +7,7 @@ from git_evidence import gate
 from git_evidence.context import (
     DEFAULT_BASE,
     client_policy,
+    draft_policy,
     policy_at,
     require_commit,
     tracking_ref,
@@ -20,13 +21,16 @@ from git_evidence.ranges import RefUpdate, RefView
 from git_evidence.report import Report
 
 
-def policy_and_base(git: Git, refs: dict[str, Oid], base: str | None) -> tuple[Policy, Oid | None]:
+def policy_and_base(
+    git: Git, refs: dict[str, Oid], base: str | None, draft: str | None = None
+) -> tuple[Policy, Oid | None]:
     """``--base REF``: that commit and the policy it carries; else the client's policy
-    and the upstream (or the remote's base branch, or the local one)."""
+    and the upstream (or the remote's base branch, or the local one). ``--policy FILE``
+    (``draft``) replaces the policy, never the base."""
     if base:
         commit = require_commit(git, base)
-        return policy_at(git, commit), commit
-    policy = client_policy(git, None, refs)
+        return (draft_policy(draft) if draft else policy_at(git, commit)), commit
+    policy = draft_policy(draft) if draft else client_policy(git, None, refs)
     return policy, default_base(git, refs, policy.base)
 
 

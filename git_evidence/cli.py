@@ -44,6 +44,9 @@ if TYPE_CHECKING:
     from git_evidence.report import Report
 
 HOOKS = frozenset({"pre-commit", "pre-push", "pre-receive", "post-receive"})
+# Hooks of a person's clone: silent when they allow, as git's own hooks are;
+# `-v` or `git config evidence.verbose true` shows their report.
+CLIENT_HOOKS = frozenset({"pre-commit", "pre-push"})
 JUDGING = frozenset({"check", "verify", "pre-commit", "pre-push", "pre-receive"})
 WATCHED = frozenset({"check", "verify"})  # judgements that show progress on a terminal
 
@@ -181,10 +184,24 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
         code = result.exit_code
         # An armed time budget (pre-receive) also bounds rendering and writing.
         budget.PROGRESS.stage = "writing the report"
-        _emit(result, fmt, sys.stderr if hook else sys.stdout)
+        if not _silent(args, fmt, result):
+            _emit(result, fmt, sys.stderr if hook else sys.stdout)
     if wrap:  # a command that renders only text: its lines and exit status, as JSON
         print(json.dumps({"exit": code, "output": lines}, indent=1))
     return code
+
+
+def _silent(args: argparse.Namespace, fmt: str, report: Report) -> bool:
+    """A client hook that allows with nothing to remark (no hold on its way to review,
+    no proposal) says nothing, unless asked to (``-v``, or ``git config
+    evidence.verbose true``, read only then)."""
+    if args.command not in CLIENT_HOOKS or fmt != "text" or args.verbose:
+        return False
+    if report.exit_code != 0 or any(v.findings for v in report.decisions):
+        return False
+    from git_evidence.git import Git
+
+    return not Git().config_bool("evidence.verbose")
 
 
 def _progress(command: str) -> AbstractContextManager[object]:

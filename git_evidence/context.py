@@ -9,7 +9,7 @@ from collections.abc import Collection, Mapping, Sequence
 from git_evidence.errors import PolicyError, UsageError
 from git_evidence.git import Git
 from git_evidence.oids import Oid
-from git_evidence.policy import POLICY_FILE, Policy, load_at, read_sealed
+from git_evidence.policy import POLICY_FILE, Policy, load_at, parse_policy, read_sealed
 from git_evidence.ranges import RefUpdate, RefView
 
 DEFAULT_BASE = "refs/heads/main"
@@ -126,24 +126,41 @@ def tracking_ref(remote: str | None, ref: str, refs: dict[str, Oid]) -> str | No
 def client_policy_rev(git: Git, remote: str | None, refs: dict[str, Oid]) -> Oid | None:
     """Where a client reads the policy: the remote's base branch as last fetched, else
     the local base branch, else HEAD."""
+    return _client_policy_ref(git, remote, refs)[1]
+
+
+def _client_policy_ref(
+    git: Git, remote: str | None, refs: dict[str, Oid]
+) -> tuple[str, Oid | None]:
     for candidate in (
         tracking_ref(remote or "origin", DEFAULT_BASE, refs),
         DEFAULT_BASE if DEFAULT_BASE in refs else None,
     ):
         if candidate:
-            return refs[candidate]
-    return git.resolve_commit("HEAD")
+            return candidate, refs[candidate]
+    return "HEAD", git.resolve_commit("HEAD")
 
 
 def client_policy(git: Git, remote: str | None, refs: dict[str, Oid]) -> Policy:
+    return client_policy_read(git, remote, refs)[0]
+
+
+def client_policy_read(
+    git: Git, remote: str | None, refs: dict[str, Oid]
+) -> tuple[Policy, str | None, Oid | None]:
+    """The client's policy, and the ref and commit it was read from (``None, None``
+    for a sealed file)."""
     sealed = sealed_policy(git)
     if sealed is not None:
-        return sealed
-    policy = policy_at(git, client_policy_rev(git, remote, refs))
+        return sealed, None, None
+    ref, rev = _client_policy_ref(git, remote, refs)
+    policy = policy_at(git, rev)
     tracked = tracking_ref(remote or "origin", policy.base, refs)
     if policy.base != DEFAULT_BASE and (tracked or policy.base in refs):
-        policy = policy_at(git, refs[tracked or policy.base])
-    return policy
+        ref = tracked or policy.base
+        rev = refs[ref]
+        policy = policy_at(git, rev)
+    return policy, ref, rev
 
 
 def client_view(remote: str | None, refs: dict[str, Oid], policy: Policy) -> RefView:
@@ -187,11 +204,38 @@ def require_commit(git: Git, rev: str) -> Oid:
     return oid
 
 
-def chosen_policy(git: Git, base: str | None) -> Policy:
-    """The policy at ``--base REF`` when given, else where a client reads it."""
+def chosen_policy(git: Git, base: str | None, draft: str | None = None) -> Policy:
+    """``--policy FILE`` when given, else the policy at ``--base REF``, else where a
+    client reads it."""
+    if draft:
+        return draft_policy(draft)
     if base:
         return policy_at(git, require_commit(git, base))
     return client_policy(git, None, git.refs())
+
+
+DRAFT_SOURCE = "draft policy {path} (not in force)"
+
+
+def draft_policy(path: str) -> Policy:
+    """``--policy FILE``: a policy tried before it is in force. Read from the file as
+    given (relative to the current directory); its errors name the file, and every
+    report names it as a draft."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise UsageError(
+            f"cannot read the draft policy {path}: {exc.strerror}",
+            fix="name a policy file (e.g. --policy .git-evidence.toml)",
+        ) from None
+    return parse_policy(data, path)._replace(source=DRAFT_SOURCE.format(path=path))
+
+
+def is_draft(policy: Policy) -> bool:
+    """Whether ``policy`` came from ``--policy FILE`` rather than from where it is in
+    force."""
+    return policy.source.startswith("draft policy ")
 
 
 def local_base(git: Git, policy: Policy, refs: dict[str, Oid]) -> tuple[Oid | None, str]:
@@ -235,3 +279,49 @@ def labels_bytes(git: Git, policy: Policy, base: str | None) -> tuple[bytes | No
         return sealed
     source = f"base:{policy.labels_path}"
     return (git.blob_at(base, policy.labels_path) if base else None), source
+
+
+def chosen_policy_read(
+    git: Git, base: str | None, draft: str | None = None, *, server: bool = False
+) -> tuple[Policy, str | None, Oid | None]:
+    """``chosen_policy`` (or with ``server`` the pre-receive's), and the ref and commit
+    it was read from (``None, None`` for a draft or a sealed file; with ``--base REF``
+    the ref is REF as given)."""
+    if draft:
+        return draft_policy(draft), None, None
+    if base:
+        commit = require_commit(git, base)
+        return policy_at(git, commit), base, commit
+    refs = git.refs()
+    if not server:
+        return client_policy_read(git, None, refs)
+    policy = server_policy(git, refs)
+    if policy.source.startswith("sealed:"):
+        return policy, None, None
+    return policy, policy.base, refs.get(policy.base)
+
+
+def policy_in_waiting(git: Git, policy: Policy, ref: str | None, rev: Oid | None) -> str | None:
+    """A warning when HEAD's policy file differs from the one in force (read from
+    ``ref`` at ``rev``): a committed change is not in force until it reaches the base
+    branch. None when they agree, or when the policy is a draft or sealed."""
+    if ref is None or ref == "HEAD" or is_draft(policy):
+        return None
+    head = git.resolve_commit("HEAD")
+    if head is None or head == rev:
+        return None
+    ours = git.blob_at(head, POLICY_FILE)
+    theirs = git.blob_at(rev, POLICY_FILE) if rev else None
+    if ours == theirs:
+        return None
+    where = f"{ref} at {rev[:12]}" if rev else ref
+    if ours is None:
+        return (
+            f"warning: HEAD has no {POLICY_FILE}, but the policy in force is read from "
+            f"{where}: removing it takes effect only when that reaches {policy.base}"
+        )
+    return (
+        f"warning: HEAD's {POLICY_FILE} differs from the policy in force (read from {where}): "
+        f"not in force until it reaches {policy.base}; try it first with --policy "
+        f"{POLICY_FILE}"
+    )

@@ -150,7 +150,8 @@ def _judge(
                 else:
                     notes += [f"{f.rule}: {f.message} ({UNPUSHED_FILES})" for f in files]
             found = lockcheck.lock_facts(git, cat, policy, facts.base, facts.commit, view.notes)
-            outcome.findings += rules.decide_lock(facts, found, policy, who)
+            proposed = any(f.rule == "evidence-proposed" for f in outcome.findings)
+            outcome.findings += rules.decide_lock(facts, found, policy, who, proposed=proposed)
             touched = [(c, change) for c in facts.commits for change in summaries[c].ledger]
             # The whole-range check runs whenever the ledger differs between base and
             # new, also when no commit's own diff touches it (a merge kept an older one).
@@ -244,9 +245,9 @@ def _policy_problem(cat: CatFile, commit: str) -> tuple[str | None, Policy | Non
 
 
 def _sealed(policy: Policy) -> bool:
-    """A policy sealed on the server (``evidence.policyFile``) wins over any file a
-    commit carries, its ``[labels].path`` included."""
-    return policy.source.startswith("sealed:")
+    """A policy sealed on the server (``evidence.policyFile``), or a draft tried with
+    ``--policy``, wins over any file a commit carries, its ``[labels].path`` included."""
+    return policy.source.startswith(("sealed:", "draft policy "))
 
 
 def _labels_touched(

@@ -40,6 +40,10 @@ SEALED_ENV = {
 }
 # Variables that would make git read other objects or run user code while we judge.
 DROPPED_ENV = ("GIT_GRAFT_FILE", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_CONFIG_PARAMETERS")
+# What `git -c KEY=VALUE evidence …` hands the command (git exports it so): dropped for
+# the plumbing, whose behaviour it could change, and given back to the reads of our own
+# settings (`config_get`, `config_bool`), which honour it as git's own commands do.
+COMMAND_LINE_CONFIG = "GIT_CONFIG_PARAMETERS"
 
 
 # Plain raw rows, both object ids, no rename guessing, no user diff drivers.
@@ -104,10 +108,12 @@ class Git:
     def __init__(self, cwd: str | None = None, env: Mapping[str, str] | None = None):
         self.cwd = cwd
         base = dict(os.environ if env is None else env)
+        given = base.get(COMMAND_LINE_CONFIG)
         for name in DROPPED_ENV:
             base.pop(name, None)
         base.update(SEALED_ENV)
         self.env = base
+        self.config_env = base if given is None else {**base, COMMAND_LINE_CONFIG: given}
         self._ident: bytes | None = None
         self._ident_asked = False
 
@@ -119,6 +125,7 @@ class Git:
         *args: str,
         input: bytes | None = None,
         ok_codes: Iterable[int] = (0,),
+        env: Mapping[str, str] | None = None,
     ) -> tuple[int, bytes]:
         cmd = self._cmd(args)
         try:
@@ -126,7 +133,7 @@ class Git:
                 cmd,
                 input=input,
                 cwd=self.cwd,
-                env=self.env,
+                env=self.env if env is None else env,
                 capture_output=True,
                 check=False,
             )
@@ -145,11 +152,14 @@ class Git:
     # -- small questions -------------------------------------------------------
 
     def config_get(self, key: str) -> str | None:
-        code, out = self.run("config", "--get", key, ok_codes=(0, 1))
+        """``key``'s value, from the config files or ``git -c KEY=VALUE``."""
+        code, out = self.run("config", "--get", key, ok_codes=(0, 1), env=self.config_env)
         return out.decode("utf-8", "surrogateescape").strip() if code == 0 else None
 
     def config_bool(self, key: str) -> bool:
-        code, out = self.run("config", "--type=bool", "--get", key, ok_codes=(0, 1))
+        code, out = self.run(
+            "config", "--type=bool", "--get", key, ok_codes=(0, 1), env=self.config_env
+        )
         return code == 0 and out.strip() == b"true"
 
     def git_path(self, name: str) -> str:

@@ -75,3 +75,22 @@ def client_identity(trusted: bool, as_name: str | None = None) -> Identity:
     if as_name is not None:
         return Identity(as_name, "--as")
     return Identity(None, CLIENT, trusted_clone=trusted)
+
+
+# Who a line of the ledger or the retry quota names as its writer, when not given with
+# --writer: the clone's own setting, then the pusher variables.
+WRITER_KEY = "evidence.writer"
+
+
+def line_writer(
+    given: str | None, configured: str | None, environ: Mapping[str, str]
+) -> tuple[str | None, str]:
+    """``(name, where it came from)``: ``--writer``, else ``git config evidence.writer``,
+    else ``GIT_EVIDENCE_PUSHER`` (then the other pusher variables); ``(None, "")`` when
+    none says."""
+    if given:
+        return given, "--writer"
+    if configured:
+        return configured, f"git config {WRITER_KEY}"
+    pusher = server_pusher(environ)
+    return pusher.name, pusher.source if pusher.name else ""

@@ -60,7 +60,31 @@ class Labels(NamedTuple):
     digest: str = ""
 
     def get(self, node: str) -> str | None:
-        return self.kinds.get(node)
+        return kind_for(self.kinds, node)
+
+
+def unparametrized(node: str) -> str | None:
+    """The node id of the test ``node`` is a parametrization of
+    (``tests/t.py::test_x`` for ``tests/t.py::test_x[a-1]``), or None. The ``[…]`` that
+    pytest appends is the first bracket after the file's ``::``: class and function
+    names are identifiers, which hold none; the id inside may hold anything."""
+    if not node.endswith("]"):
+        return None
+    start = node.find("::")
+    bracket = node.find("[", start) if start >= 0 else -1
+    return node[:bracket] if bracket > start + 2 else None
+
+
+def kind_for(kinds: Mapping[str, str], node: str) -> str | None:
+    """The label of ``node``: its own row, else the row of the test it parametrizes
+    (a row without ``[…]`` covers every parametrization that has no row of its own,
+    a new case included)."""
+    kind = kinds.get(node)
+    if kind is None:
+        whole = unparametrized(node)
+        if whole is not None:
+            return kinds.get(whole)
+    return kind
 
 
 def digest(data: bytes) -> str:

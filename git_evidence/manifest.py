@@ -421,14 +421,22 @@ class Drift(NamedTuple):
     new: Entry | None
 
     def describe(self) -> str:
+        """``PATH: KIND (OLD -> NEW)``: the drift in one phrase."""
+        if self.kind == "mode":
+            return f"{self.path}: mode {self.change()[1:-1]}"
+        return f"{self.path}: {self.kind} {self.change()}"
+
+    def detail(self) -> str:
+        """``PATH (OLD -> NEW)``, for a list whose heading already says the kind."""
+        return f"{self.path} {self.change()}"
+
+    def change(self) -> str:
+        """``(OLD -> NEW)``: digests, or modes for a mode change."""
+        if self.kind == "mode":
+            return f"({self.old.mode if self.old else '-'} -> {self.new.mode if self.new else '-'})"
         old = self.old.digest[:23] if self.old else "-"
         new = self.new.digest[:23] if self.new else "-"
-        if self.kind == "mode":
-            return (
-                f"{self.path}: mode {self.old.mode if self.old else '-'} -> "
-                f"{self.new.mode if self.new else '-'}"
-            )
-        return f"{self.path}: {self.kind} ({old} -> {new})"
+        return f"({old} -> {new})"
 
 
 def compare(locked: Mapping[str, Entry], actual: Mapping[str, Entry]) -> list[Drift]:

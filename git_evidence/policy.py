@@ -97,6 +97,9 @@ class Policy(NamedTuple):
     quota_path: str = "tests/retry-quota.jsonl"
     retries: int = 2
     time_budget_s: float = 4.5  # under GitHub Enterprise Server's shared 5 s
+    # An evidence-only change to a branch outside [rules].protected, by a pusher who may
+    # not write evidence, is allowed as a proposal (rule evidence-proposed); false: refused.
+    proposals: bool = True
     source: str = "built-in defaults"
     judge: JudgeConfig = JudgeConfig()
     verdict_writers: frozenset[str] | None = None  # None: the lock writers
@@ -157,6 +160,8 @@ class Policy(NamedTuple):
                 "base": self.base,
                 "allow_namespaces": list(self.allow_namespaces),
                 "time_budget_s": self.time_budget_s,
+                # only when refused, so the digest of every other policy stays what it was
+                **({} if self.proposals else {"proposals": False}),
             },
             "identities": {
                 "evidence_writers": sorted(self.evidence_writers),
@@ -288,6 +293,7 @@ TABLE_KEYS: dict[str, set[str]] = {
         "base",
         "allow_namespaces",
         "time_budget_s",
+        "proposals",
     },
     "identities": {
         "evidence_writers",
@@ -412,6 +418,12 @@ def _rules(reader: _Reader, table: dict[str, Any]) -> dict[str, Any]:
                 f"expected seconds between 0 and {MAX_TIME_BUDGET_S}, got {value!r}",
             )
         out["time_budget_s"] = float(value)
+    if "proposals" in table:
+        if not isinstance(table["proposals"], bool):
+            raise reader.fail(
+                "rules", "proposals", f"expected true or false, got {table['proposals']!r}"
+            )
+        out["proposals"] = table["proposals"]
     return out
 
 

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from _pytest.runner import call_and_report
 
-from git_evidence.labels import CHARACTERIZATION, INVARIANT, KINDS, NONDETERMINISTIC
+from git_evidence.labels import CHARACTERIZATION, INVARIANT, KINDS, NONDETERMINISTIC, kind_for
 from git_evidence.pytest_report import (
     CHANGED,
     FLAKY,
@@ -99,8 +99,7 @@ class EvidenceRun:
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         labels, src = self.sources.labels, self.sources
         lines = [f"evidence: seed {self.seed}, labels from {labels.source} ({labels.digest})"]
-        quota = f"quota {src.remaining} left ({src.quota_source})"
-        retries = f"up to {src.retries} retries per nondeterministic test, {quota}"
+        retries = f"up to {src.retries} retries per nondeterministic test, {src.quota_phrase()}"
         lines.append(f"evidence: {src.base_note + '; ' if src.base_note else ''}{retries}")
         return lines
 
@@ -160,7 +159,7 @@ class EvidenceRun:
         missing: list[str] = []
         disagree: list[str] = []
         for item in items:
-            kind = kinds.get(item.nodeid)
+            kind = kind_for(kinds, item.nodeid)
             if kind is None:
                 missing.append(item.nodeid)
                 continue
@@ -216,7 +215,7 @@ class EvidenceRun:
         self, item: pytest.Item, nextitem: pytest.Item | None
     ) -> bool | None:
         nodeid = item.nodeid
-        label = self.kinds.get(nodeid)
+        label = kind_for(self.kinds, nodeid)
         if label is None or not self.own_protocol:
             return None
         if self.hypothesis_seed is None and "hypothesis" in sys.modules:
@@ -358,12 +357,18 @@ class EvidenceRun:
                 report.evidence_label = story.label  # type: ignore[attr-defined]
             logged = [*failures, *final]
             if story.note == QUOTA and call is not None:
+                if self.sources.granted == 0:
+                    why = f"no retry was ever granted ({self.sources.quota_source})"
+                else:
+                    why = (
+                        f"no retry is left in the quota ({self.budget.remaining} at the start "
+                        f"of this session, {self.sources.quota_source})"
+                    )
                 add_section(
                     call,
                     "retry refused",
-                    f"no retry is left in the quota ({self.budget.remaining} at the start of "
-                    f"this session, {self.sources.quota_source}), so the failure stands. "
-                    "An evidence writer grants more (`git evidence quota grant`).",
+                    f"{why}, so the failure stands. An evidence writer grants retries "
+                    "(`git evidence quota grant N --reason TEXT`).",
                 )
             if story.label == CHARACTERIZATION and call is not None and call.failed:
                 story.note = CHANGED
@@ -403,14 +408,22 @@ class EvidenceRun:
         write = terminalreporter.write_line
         terminalreporter.section("git evidence")
         src = self.sources
-        write(
-            f"seed {self.seed}; retries used: {self.retries_used} of {src.remaining} left "
-            f"in {src.quota_source}"
+        if src.granted:
+            write(
+                f"seed {self.seed}; retries used: {self.retries_used} of {src.remaining} left "
+                f"in {src.quota_source}"
+            )
+        else:
+            write(f"seed {self.seed}; retries used: {self.retries_used}; {src.quota_phrase()}")
+        refused = (
+            "not retried: no retry was ever granted"
+            if src.granted == 0
+            else "not retried: the retry quota is used up"
         )
         what = {
             FLAKY: "passed on a retry (nondeterministic)",
             RETRIED_FAILED: "failed every retry (nondeterministic)",
-            QUOTA: "not retried: the retry quota is used up",
+            QUOTA: refused,
             FLICKER: "flicker on an invariant (a failure)",
             CHANGED: "changed behaviour (characterization)"
             + (", a failure under --evidence-strict" if self.strict else ""),
@@ -418,7 +431,9 @@ class EvidenceRun:
         for node, attempts, note in self.notable:
             write(f"{what.get(note, note)}: {node} ({attempts} attempt{'s' * (attempts != 1)})")
         if self.retries_used:
-            write("CI records what was spent: git evidence quota spend --from-junit FILE")
+            xml = getattr(self.config.option, "xmlpath", None) or "FILE"
+            hint = "" if xml != "FILE" else " (the --junitxml of this run)"
+            write(f"CI records what was spent: git evidence quota spend --from-junit {xml}{hint}")
 
 
 class _Controller:

@@ -32,6 +32,14 @@ class Sources:
     quota_source: str
     retries: int  # per nondeterministic test
     base_note: str = ""
+    granted: int = 0  # retries the quota ever granted (0: no grant, or no quota file)
+
+    def quota_phrase(self) -> str:
+        """What the quota allows, for the header: retries left, or that none was ever
+        granted (not "used up": nothing was)."""
+        if self.granted == 0:
+            return f"no retries granted ({self.quota_source})"
+        return f"quota {self.remaining} left of {self.granted} granted ({self.quota_source})"
 
     def worker_input(self) -> dict[str, Any]:
         """What every xdist worker gets. The labels go as two strings, the node ids
@@ -47,6 +55,7 @@ class Sources:
             "remaining": self.remaining,
             "quota_source": self.quota_source,
             "retries": self.retries,
+            "granted": self.granted,
         }
 
     @classmethod
@@ -60,6 +69,7 @@ class Sources:
             data["remaining"],
             data["quota_source"],
             data["retries"],
+            granted=data.get("granted", 0),
         )
 
 
@@ -100,7 +110,7 @@ def _read(path: str, what: str) -> bytes:
 def _from_files(labels_file: str, quota_file: str | None) -> Sources:
     source = f"file:{labels_file}"
     labels = labels_mod.parse_labels(_read(labels_file, "labels file"), source)
-    remaining, quota_source = _quota(
+    remaining, quota_source, granted = _quota(
         _read(quota_file, "retry quota") if quota_file else None,
         f"file:{quota_file}" if quota_file else "no quota file",
     )
@@ -109,7 +119,7 @@ def _from_files(labels_file: str, quota_file: str | None) -> Sources:
         raise pytest.UsageError(
             f"evidence: EVIDENCE_RETRIES={retries!r} is not 0 to {labels_mod.MAX_RETRIES}"
         )
-    return Sources(labels, labels_file, remaining, quota_source, int(retries))
+    return Sources(labels, labels_file, remaining, quota_source, int(retries), granted=granted)
 
 
 def _from_repository(root: str, quota_file: str | None) -> Sources:
@@ -148,19 +158,25 @@ def _from_repository(root: str, quota_file: str | None) -> Sources:
         quota_data, quota_source = _read(quota_file, "retry quota"), f"file:{quota_file}"
     else:
         quota_data, quota_source = blobs[policy.quota_path], f"base:{policy.quota_path}"
-    remaining, quota_source = _quota(quota_data, quota_source)
+    remaining, quota_source, granted = _quota(quota_data, quota_source)
     note = f"base {base[:12]} ({how})" if base else ""
-    return Sources(labels, policy.labels_path, remaining, quota_source, policy.retries, note)
+    return Sources(
+        labels, policy.labels_path, remaining, quota_source, policy.retries, note, granted
+    )
 
 
-def _quota(data: bytes | None, source: str) -> tuple[int, str]:
+def _quota(data: bytes | None, source: str) -> tuple[int, str, int]:
+    """Retries remaining, where the quota was read, and how many were ever granted."""
     if data is None:
-        return 0, f"{source} (none: no retries)" if source.startswith("base:") else source
+        if source.startswith("base:"):
+            source = f"no {source.removeprefix('base:')} at the base"
+        return 0, source, 0
     entries, problems = quota_mod.parse_quota(data)
     if problems:
         first = problems[0]
         raise pytest.UsageError(f"evidence: {source}:{first.line}: {first.message}")
-    return max(0, quota_mod.remaining(entries)), source
+    granted = sum(e.amount for e in entries if e.kind == quota_mod.GRANT)
+    return max(0, quota_mod.remaining(entries)), source, granted
 
 
 class Budget:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
@@ -33,7 +35,16 @@ CONTINUED = "    "  # how a wrapped line goes on
 
 
 class Report(Slotted):
-    __slots__ = ("decisions", "error", "max_findings", "notes", "policy", "staged", "who")
+    __slots__ = (
+        "decisions",
+        "error",
+        "max_findings",
+        "notes",
+        "options",
+        "policy",
+        "staged",
+        "who",
+    )
 
     def __init__(
         self,
@@ -52,6 +63,10 @@ class Report(Slotted):
         self.notes: list[str] = [] if notes is None else notes
         self.staged = staged  # pre-commit's judgement of the staged change
         self.max_findings = max_findings  # shown in full in text; 0: all
+        # The options the user ran with that change what a suggested command judges
+        # (`--base`, `--as`, `--policy`), as words a shell reads back: they ride on
+        # every command the report prints.
+        self.options: tuple[str, ...] = ()
 
     @property
     def decision(self) -> Decision:
@@ -64,6 +79,51 @@ class Report(Slotted):
         if self.error is not None:
             return EXIT_ERROR
         return EXIT_ALLOW if self.decision == ALLOW else EXIT_REFUSE
+
+
+# The options a printed command carries over from the command line.
+CARRIED = (("base", "--base"), ("as_name", "--as"), ("policy", "--policy"))
+
+
+def given_options(args: object) -> tuple[str, ...]:
+    """``--base REF``, ``--as NAME`` and ``--policy FILE`` as given on the command line
+    (``args`` is its namespace), quoted for a shell."""
+    words: list[str] = []
+    for dest, flag in CARRIED:
+        value = getattr(args, dest, None)
+        if value:
+            words += [flag, shlex.quote(str(value))]
+    return tuple(words)
+
+
+# Commands a hint names that judge or split by the policy: they carry the options too.
+_HINT_COMMAND = re.compile(r"`git evidence (check|split)( [^`]*)?`")
+
+
+def carry_options(report: Report, options: tuple[str, ...]) -> None:
+    """Give ``report`` the ``options`` it was made with: the footer's command carries
+    them, and so does every ``git evidence check|split`` a hint suggests (``split``
+    takes only ``--policy``: it classifies, it does not judge a pusher)."""
+    report.options = options
+    if not options:
+        return
+    for_split = tuple(
+        word
+        for flag, value in zip(options[::2], options[1::2], strict=True)
+        if flag == "--policy"
+        for word in (flag, value)
+    )
+
+    def carried(found: re.Match[str]) -> str:
+        extra = options if found.group(1) == "check" else for_split
+        return (
+            "`" + " ".join(["git evidence", found.group(1) + (found.group(2) or ""), *extra]) + "`"
+        )
+
+    for decision in report.decisions:
+        decision.findings = [
+            f._replace(hint=_HINT_COMMAND.sub(carried, f.hint)) for f in decision.findings
+        ]
 
 
 def show_path(path: str) -> str:
@@ -151,7 +211,7 @@ def to_text(report: Report, *, verbose: bool = True, width: int = WIDTH) -> str:
         if room is not None:
             room -= len(shown)
             if len(findings) > len(shown):
-                lines += _more_lines(outcome, findings[len(shown) :], width)
+                lines += _more_lines(outcome, findings[len(shown) :], width, report.options)
     lines += wrap(_summary(report), width)
     return "\n".join(lines) + "\n"
 
@@ -211,7 +271,13 @@ def _finding_lines(finding: Finding, width: int = WIDTH) -> list[str]:
     for klass, found in finding.paths.items():
         shown = found[:MAX_PATHS]
         for path in shown:
-            lines.append(f"    {klass}: {show_path(path)}")
+            line = f"    {klass}: {show_path(path)}"
+            if len(line) > width and path.endswith(")") and " (" in path:
+                # a drift entry, `PATH (OLD -> NEW)`: the change goes on a line of its own
+                head, _, change = path.rpartition(" (")
+                lines += [f"    {klass}: {show_path(head)}", f"{CONTINUED * 2}({change}"]
+                continue
+            lines.append(line)
         if len(found) > len(shown):
             lines.append(f"    {klass}: ... and {len(found) - len(shown)} more")
     lines += wrap(f"To fix: {finding.hint}", width, first="  ")
@@ -227,14 +293,16 @@ def _accepted_lines(finding: Finding, width: int) -> list[str]:
     return wrap(f"accepted by {finding.accepted_by}: {finding.rule} {shown}".rstrip(), width)
 
 
-def _more_lines(outcome: UpdateDecision, hidden: Sequence[Finding], width: int) -> list[str]:
+def _more_lines(
+    outcome: UpdateDecision, hidden: Sequence[Finding], width: int, options: Sequence[str] = ()
+) -> list[str]:
     """One line per rule counting the findings not shown, then the command that lists
     them all: `check` judges the same commits, when they were judged (findings on the
     ref itself come from the push: its hook shows them with --max-findings 0)."""
     lines: list[str] = []
     for rule, count in Counter(f.rule for f in hidden).items():
         lines.append(f"  ... and {count:,} more {rule} finding{'s' if count != 1 else ''}")
-    command = _listing_command(outcome.facts, width) if outcome.judged else ""
+    command = _listing_command(outcome.facts, width, options) if outcome.judged else ""
     if command:
         lines += wrap(f"To list them all (or --format json): {command}", width, "  ", keep=command)
     else:
@@ -242,9 +310,10 @@ def _more_lines(outcome: UpdateDecision, hidden: Sequence[Finding], width: int) 
     return lines
 
 
-def _listing_command(facts: UpdateFacts, width: int) -> str:
+def _listing_command(facts: UpdateFacts, width: int, options: Sequence[str] = ()) -> str:
     """``git evidence check <base>..<new> --max-findings 0``, its ids as long as the
-    line allows (12 hex digits, or down to 7 under a narrower host prefix)."""
+    line allows (12 hex digits, or down to 7 under a narrower host prefix), and the
+    ``options`` the report was made with, so that it judges the same way."""
     commit = facts.commit
     if commit is None or not all(c in "0123456789abcdef" for c in commit):
         return ""
@@ -253,7 +322,7 @@ def _listing_command(facts: UpdateFacts, width: int) -> str:
     digits = (width - fixed - 2) // 2 if base else width - fixed
     digits = max(7, min(12, digits))
     span = f"{base[:digits]}..{commit[:digits]}" if base else commit[:digits]
-    return f"git evidence check {span} --max-findings 0"
+    return " ".join(["git evidence check", span, *options, "--max-findings", "0"])
 
 
 def _summary(report: Report) -> str:

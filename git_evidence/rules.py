@@ -43,12 +43,13 @@ SEVERITY: dict[Decision, int] = {ALLOW: 0, HOLD: 1, REJECT: 2}
 NON_EVIDENCE_SIDE: frozenset[PathClass] = frozenset({paths.PRODUCT, paths.TEST, paths.OTHER})
 
 # The rule ids, a closed set: the type checker holds every finding to it. They are the
-# keys of RULES, and the README and the man page document each (tests hold all three
+# keys of RULES, and docs/rules.md and the man page document each (tests hold all three
 # equal).
 RuleId = Literal[
     "mixed-commit",
     "mixed-range",
     "evidence-untrusted",
+    "evidence-proposed",
     "notes-forge",
     "verdict-invalid",
     "replace-ref",
@@ -90,6 +91,12 @@ RULES: dict[RuleId, tuple[Decision | None, str]] = {
         REJECT,
         "remove the evidence change from this push (`git rebase -i {base}`) and have "
         "{role} push it on its own ({writers})",
+    ),
+    "evidence-proposed": (
+        ALLOW,
+        "a proposal, not a change in force: {role} ({writers}) reviews it and brings it "
+        "to {base_ref} (pushes it, or a merge of it); `[rules].proposals = false` refuses "
+        "proposals",
     ),
     "notes-forge": (
         REJECT,
@@ -494,6 +501,20 @@ def hold_target(facts: UpdateFacts, policy: Policy) -> str:
     return facts.update.ref if facts.protected and facts.named_ref else policy.base
 
 
+def proposal_ref(facts: UpdateFacts, policy: Policy) -> bool:
+    """Whether an evidence-only change the pusher may not write is a proposal on this
+    update's ref: a branch outside [rules].protected, pushed by name,
+    unless [rules].proposals is false. Tags, other namespaces, protected refs and a
+    range judged by hand (bound for the base) get none."""
+    ref = facts.update.ref
+    return (
+        policy.proposals
+        and facts.named_ref
+        and not facts.protected
+        and ref.startswith("refs/heads/")
+    )
+
+
 def holds_block(facts: UpdateFacts) -> bool:
     """A hold blocks an update of a protected ref, and a range judged by hand (`check`,
     `verify`), which asks whether the range may reach the base; on any other ref it
@@ -599,9 +620,11 @@ def decide_update(
     who: Identity,
     *,
     bound: bool | None = None,
+    proposal: bool | None = None,
 ) -> UpdateDecision:
     """``bound``: whether the change is on its way into a protected ref, where a hold
-    blocks unless a reviewer pushes it (default: holds_block)."""
+    blocks unless a reviewer pushes it (default: holds_block). ``proposal``: whether
+    evidence the pusher may not write is a proposal there (default: proposal_ref)."""
     ref = facts.update.ref
     findings = decide_ref(facts, policy, who)
     if findings or facts.revlist is None:
@@ -651,7 +674,26 @@ def decide_update(
             )
         )
     untrusted = {k for k in evidence if not _may_write(k, union.get(k, {}), policy, who)}
-    if untrusted:
+    proposing = proposal_ref(facts, policy) if proposal is None else proposal
+    if untrusted and proposing and not findings and not present & NON_EVIDENCE_SIDE:
+        ledger_only = untrusted == {paths.LEDGER}
+        role = "a ledger writer" if ledger_only else "an evidence writer"
+        findings.append(
+            _finding(
+                "evidence-proposed",
+                ref,
+                found={k: list(union[k]) for k in sorted(untrusted)},
+                message=f"evidence proposed by {who.describe()}: {role} must bring it to "
+                f"{policy.base}",
+                **where,
+                role=role,
+                writers=_writers(
+                    policy.ledger_writers if ledger_only else policy.evidence_writers,
+                    "ledger writers" if ledger_only else "evidence writers",
+                ),
+            )
+        )
+    elif untrusted:
         ledger_only = untrusted == {paths.LEDGER}
         findings.append(
             _finding(
@@ -753,11 +795,18 @@ MAX_RESTORE = 8  # paths spelled out in a `git restore` command
 
 
 def decide_staged(
-    facts: UpdateFacts, summary: CommitSummary, policy: Policy, who: Identity, *, protected: bool
+    facts: UpdateFacts,
+    summary: CommitSummary,
+    policy: Policy,
+    who: Identity,
+    *,
+    protected: bool,
+    proposal: bool = False,
 ) -> UpdateDecision:
     """The staged change judged as one commit of the current branch: a hold blocks only
-    when that branch is ``protected`` (and this clone is not trusted), as on the server."""
-    outcome = decide_update(facts, [summary], policy, who, bound=protected)
+    when that branch is ``protected`` (and this clone is not trusted), as on the server;
+    evidence alone on a branch that takes ``proposal``s is one."""
+    outcome = decide_update(facts, [summary], policy, who, bound=protected, proposal=proposal)
     target = facts.update.ref if protected else policy.base
     outcome.findings = [_staged(f, policy, target) for f in outcome.findings]
     return outcome
@@ -791,6 +840,35 @@ def _staged(finding: Finding, policy: Policy, target: str) -> Finding:
             )
         hint = fill(finding.rule, RULES[finding.rule][1], accept=accept)
     return finding._replace(commit=None, hint=hint)
+
+
+# Client refusals a person of the right role lifts in their own clone, where the hook
+# has no identity but `evidence.trusted`: evidence they may
+# push, and holds they may accept.
+LIFTED_BY_TRUST: frozenset[RuleId] = frozenset(
+    {
+        "evidence-untrusted",
+        "mixed-range",
+        "fixture-breach",
+        "other-path",
+        "added-test",
+        "test-edit",
+        "lock-missing",
+        "lock-stale",
+    }
+)
+TRUSTED_CLONE_FIX = (
+    "in the own clone of an evidence writer (of a reviewer, for a hold), `git config "
+    "evidence.trusted true` lifts this refusal here; the server still decides by who pushes"
+)
+
+
+def liftable_by_trust(finding: Finding) -> Finding:
+    """A client hook's blocking finding that trust would lift, its hint naming the
+    setting that lifts it."""
+    if not finding.blocking or finding.rule not in LIFTED_BY_TRUST:
+        return finding
+    return finding._replace(hint=f"{finding.hint}; {TRUSTED_CLONE_FIX}")
 
 
 def restore_args(found: Sequence[str]) -> str:
@@ -942,11 +1020,13 @@ def decide_staged_labels(facts: UpdateFacts, problem: str | None, path: str) -> 
 
 
 def decide_lock(
-    facts: UpdateFacts, lock: LockFacts, policy: Policy, who: Identity
+    facts: UpdateFacts, lock: LockFacts, policy: Policy, who: Identity, *, proposed: bool = False
 ) -> list[Finding]:
     """Findings from the lock roots and the lock in force at the update's base (SPEC
     §6, §8, §10). A stale lock is a notice unless the policy requires a lock: the base
-    is accepted history whatever its pin says, so it holds nothing by itself."""
+    is accepted history whatever its pin says, so it holds nothing by itself. A
+    ``proposed`` range (evidence-proposed) changes the locked bytes as its proposal:
+    that is no breach until an evidence writer brings it to a protected ref."""
     ref = facts.update.ref
     where = _range(facts, policy)
     base = where["base"]
@@ -990,7 +1070,7 @@ def decide_lock(
             accept=accept,
         )
         findings.append(settle_hold(stale, policy, who, bound=bound))
-    if lock.breach and not who.evidence_writer(policy):
+    if lock.breach and not who.evidence_writer(policy) and not proposed:
         findings.append(
             _finding(
                 "fixture-breach",
@@ -1010,15 +1090,7 @@ def _drift_paths(drift: Sequence[Drift]) -> dict[str, list[str]]:
     the kind is said once, by the line's label."""
     by_kind: dict[str, list[str]] = {}
     for item in drift:
-        if item.kind == "mode":
-            what = (
-                f"mode {item.old.mode if item.old else '-'} -> {item.new.mode if item.new else '-'}"
-            )
-        else:
-            what = " -> ".join(
-                e.digest.removeprefix("sha256:")[:12] if e else "-" for e in (item.old, item.new)
-            )
-        by_kind.setdefault(item.kind, []).append(f"{item.path} ({what})")
+        by_kind.setdefault(item.kind, []).append(item.detail())
     return by_kind
 
 

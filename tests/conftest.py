@@ -113,6 +113,9 @@ def sealed_env(
         monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", raising=False)
     # Every hook and command the tests start runs this source tree, installed or not.
     monkeypatch.setenv("PYTHONPATH", str(PROJECT))
+    # The first `python` on PATH is this one, as in an activated virtualenv: what
+    # `labels init|check` run the project's pytest with when not told.
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     # ...from bytecode compiled once per worker, as an installed package's hooks run
     # (pip compiles at install time): without it every hook would compile its ~40
     # modules again, a quarter of a push's cost here.

@@ -34,6 +34,7 @@ PURE = (
     "oids",
     "slots",
     "runner_files",
+    "policy_text",
 )
 # The modules that run git themselves; everything that imports them runs git too.
 RUN_GIT = ("git_evidence.git", "git_evidence.objects")

@@ -120,9 +120,9 @@ def test_rules_lists_every_rule_with_its_fix() -> None:
         assert f"\n{rule} (" in "\n" + result.stdout
 
 
-def test_every_rule_is_documented_in_the_readme_and_man_page() -> None:
+def test_every_rule_is_documented_in_the_rules_page_and_man_page() -> None:
     root = Path(__file__).resolve().parents[1]
-    readme = (root / "README.md").read_text()
+    readme = (root / "docs" / "rules.md").read_text()
     man = (root / "man" / "git-evidence.1").read_text()
     from typing import get_args
 
@@ -135,7 +135,7 @@ def test_every_rule_is_documented_in_the_readme_and_man_page() -> None:
         assert rule.replace("-", "\\-") in man, rule
     # The reference sections name exactly the rule ids and the command line's own errors.
     documented = {*get_args(RuleId), UsageError.rule, INTERNAL_ERROR}
-    table = readme.split("\n## Rules reference\n", 1)[1].split("\n## ", 1)[0]
+    table = readme.split("\n## The rules, one by one\n", 1)[1].split("\n## ", 1)[0]
     assert set(re.findall(r"^\| `([a-z-]+)` \|", table, re.M)) == documented
     section = man.split("\n.SH RULES\n", 1)[1].split("\n.SH ", 1)[0]
     named = re.findall(r"^\.B (\S+)$", section, re.M)

@@ -775,9 +775,9 @@ def test_man_page_documents_the_common_options() -> None:
     assert '{"decision": "error", "error": {"rule": ..., "message": ..., "hint": ...}}' in text
 
 
-def test_man_page_and_readme_document_the_command_line_rules() -> None:
+def test_man_page_and_rules_page_document_the_command_line_rules() -> None:
     man = man_text(man_section("RULES"))
-    readme = (PROJECT / "README.md").read_text(encoding="utf-8")
+    readme = (PROJECT / "docs" / "rules.md").read_text(encoding="utf-8")
     for rule in ("usage-error", "internal-error"):
         assert f"\n.B {rule}\n" in man, rule
         assert f"`{rule}`" in readme, rule

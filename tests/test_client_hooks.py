@@ -265,6 +265,7 @@ def test_pre_commit_follows_links_in_the_index(clone: Work) -> None:
 def test_pre_push_to_a_url_judges_only_what_the_branch_adds(clone: Work, unguarded: Path) -> None:
     clone.git("checkout", "-qb", "feat")
     clone.commit("product", {"src/x.py": "x\n"})
+    clone.git("config", "evidence.verbose", "true")  # a hook that allows is silent otherwise
     result = clone.push(str(unguarded), "feat")
     assert result.returncode == 0, result.stderr
     assert "allowed 1 ref update" in result.stderr

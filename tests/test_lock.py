@@ -306,6 +306,7 @@ def test_pre_push_checks_the_fetched_lock(locked: Work) -> None:
 
 def test_pre_push_says_when_it_has_no_lock(work: Work) -> None:
     assert evidence(work.path, "install").returncode == 0
+    work.git("config", "evidence.verbose", "true")  # a hook that allows is silent otherwise
     work.commit("product", {"src/app.py": "x\n"})
     result = work.push("origin", "HEAD:main", pusher=AGENT)
     assert "no lock fetched" in result.stderr

@@ -201,8 +201,8 @@ def test_a_nondeterministic_test_with_the_quota_at_zero_fails(pytester: pytest.P
     result.stdout.fnmatch_lines(
         [
             "*evidence: retry refused*",
-            "no retry is left in the quota (0 at the start of this session, file:quota.jsonl)*",
-            "not retried: the retry quota is used up: test_net.py::test_net (1 attempt)",
+            "no retry was ever granted (file:quota.jsonl)*",
+            "not retried: no retry was ever granted: test_net.py::test_net (1 attempt)",
         ]
     )
     assert props(junit_cases(pytester.path / "junit.xml")["test_net"])["evidence"] == "quota"

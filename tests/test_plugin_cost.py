@@ -1,4 +1,4 @@
-"""What keeps the pytest plugin cheap (README "The pytest plugin", Cost): its modules
+"""What keeps the pytest plugin cheap (docs/performance.md, "The pytest plugin"): its modules
 load from their ordinary bytecode, not through pytest's assertion rewriting, in the
 controller and in every xdist worker; the labels reach the workers whole."""
 

@@ -637,7 +637,7 @@ def test_lock_findings_say_what_and_where() -> None:
         f"the base differs from the lock pinned on {FOUND.commit[:12]} in 1 file(s) "
         "(a notice: it holds nothing by itself)"
     )
-    assert stale.paths == {"modified": ["tests/fixtures/a.json (aaaaaaaaaaaa -> bbbbbbbbbbbb)"]}
+    assert stale.paths == {"modified": [DRIFT[0].detail()]}
     (held,) = decide_lock(facts(), LockFacts(found=FOUND, stale=DRIFT), REQUIRED, who(AGENT))
     assert (
         held.message == f"the base differs from the lock pinned on {FOUND.commit[:12]} in 1 file(s)"

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import Work, git, make_server, protected_clone
+from conftest import POLICY, Work, git, make_server, protected_clone
 
 AGENT = "agent-bot"
 CLASSES = ("product", "fixture", "oracle", "freeze_ledger", "policy", "test", "neutral", "other")
@@ -444,7 +444,12 @@ def test_deleting_protected_branch_is_refused(tmp_path: Path) -> None:
     assert server_tip(work, "refs/heads/release")
 
 
-def test_new_branch_with_evidence_is_refused(work: Work) -> None:
+def test_new_branch_with_evidence_is_refused_when_the_policy_takes_no_proposals(
+    tmp_path: Path,
+) -> None:
+    work = protected_clone(
+        tmp_path, {".git-evidence.toml": POLICY + "[rules]\nproposals = false\n"}
+    )
     work.git("checkout", "-qb", "feat")
     work.commit("fixture", {"tests/fixtures/x.json": "{}\n"})
     assert refused(work.push("origin", "feat", pusher=AGENT), "evidence-untrusted")

@@ -379,7 +379,13 @@ def test_evidence_branch_holds_the_evidence_commit_for_a_reviewer(work: Work) ->
     assert work.head("HEAD^{tree}") != work.head(f"{original}^{{tree}}")
     result = work.push("origin", "HEAD:main", pusher=AGENT)
     assert result.returncode == 0, result.stderr
-    assert refused(work.push("origin", "golden-update", pusher=AGENT), "evidence-untrusted")
+    # the agent may propose the evidence commit on its branch, never tag or land it
+    assert refused(
+        work.push("origin", "golden-update:refs/tags/golden", pusher=AGENT), "evidence-untrusted"
+    )
+    proposed = work.push("origin", "golden-update", pusher=AGENT)
+    assert proposed.returncode == 0, proposed.stderr
+    assert "evidence-proposed: refs/heads/golden-update" in remote(proposed)
     result = work.push("origin", "golden-update", pusher="alice")
     assert result.returncode == 0, result.stderr
     assert server_tip(work, "refs/heads/golden-update") == ev

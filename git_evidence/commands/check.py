@@ -9,13 +9,13 @@ from git_evidence.checking import check_range, policy_and_base
 from git_evidence.context import require_commit
 from git_evidence.git import Git
 from git_evidence.identity import client_identity
-from git_evidence.report import Report
+from git_evidence.report import Report, carry_options, given_options
 
 
 def run(args: argparse.Namespace) -> Report:
     git = Git()
     refs = git.refs()
-    policy, base = policy_and_base(git, refs, args.base)
+    policy, base = policy_and_base(git, refs, args.base, args.policy)
     who = client_identity(git.config_bool("evidence.trusted"), args.as_name)
     report = Report(who, policy)
     for text in args.ranges or ["HEAD"]:
@@ -28,5 +28,6 @@ def run(args: argparse.Namespace) -> Report:
         part = check_range(git, refs, policy, who, bottom, top, text)
         report.decisions += part.decisions
         report.notes += part.notes
+    carry_options(report, given_options(args))
     gate.show_findings(git, report, args.max_findings)
     return report

@@ -3,7 +3,13 @@
 Paths are taken as git takes them: relative to the current directory (``app.py`` run
 from ``src/`` is ``src/app.py``; ``../tests/x`` works), ``:/PATH`` from the top of the
 repository, an absolute path inside the work tree; a path that leaves the repository
-is an error. They need not exist: classification reads only the policy."""
+is an error. They need not exist: classification reads only the policy. A directory
+(in the work tree or HEAD's tree, or a path given with a trailing ``/``) is said to be
+one, and is classified as a file directly in it would be.
+
+``--policy FILE`` classifies under a draft policy; without it, a warning says when
+HEAD's policy file is not the one in force (a committed policy rules nothing until it
+reaches the base branch)."""
 
 from __future__ import annotations
 
@@ -14,10 +20,11 @@ import posixpath
 import sys
 from collections.abc import Callable
 
-from git_evidence.context import chosen_policy
-from git_evidence.errors import UsageError
+from git_evidence.context import chosen_policy_read, is_draft, policy_in_waiting
+from git_evidence.errors import PREFIX, UsageError
 from git_evidence.git import Git
-from git_evidence.paths import EVIDENCE_CLASSES
+from git_evidence.paths import EVIDENCE_CLASSES, Classifier
+from git_evidence.policy import Policy
 from git_evidence.report import show_path
 
 TOP_MAGIC = ":/"  # git's pathspec magic for "from the top of the repository"
@@ -28,29 +35,38 @@ def run(args: argparse.Namespace) -> int:
     # Not `git.text`: it strips, and a directory name may start with a space.
     prefix = os.fsdecode(git.out("rev-parse", "--show-prefix").rstrip(b"\n"))
     paths = [repo_path(given, prefix, lambda: _toplevel(git)) for given in args.paths]
-    policy = chosen_policy(git, args.base)
+    policy, ref, rev = chosen_policy_read(git, args.base, args.policy)
+    code, out = git.run("rev-parse", "--show-toplevel", ok_codes=(0, 128))
+    top = os.fsdecode(out.rstrip(b"\n")) if code == 0 else None
     classifier = policy.classifier()
     rows: list[dict[str, object]] = []
     lines: list[str] = []
     for given, path in zip(args.paths, paths, strict=True):
-        own = classifier.classify(path)
-        match = classifier.structural(path)
-        negations = [n.describe() for n in own.negated]
-        rows.append(
-            {
-                "path": path,
-                "given": given,
-                "class": match.klass,
-                "glob": match.glob,
-                "evidence": match.klass in EVIDENCE_CLASSES,
-                "reason": match.reason,
-                "negated": negations,
-            }
-        )
-        why = match.reason or (f"glob {match.glob}" if match.glob else "no glob")
-        # What a negation took back before the class was reached, in order.
-        why = " ; ".join([why, *negations])
-        lines.append(f"{show_path(path)}\t{match.klass}\t{why}")
+        row, line = _classified(classifier, policy, given, path)
+        directory = given.endswith("/") or _is_directory(git, top, path)
+        if directory:
+            # The entry's own class stands in the row (a file put in its place); the
+            # text says what a file in the directory is, which is what people ask.
+            contents, inside = _classified(classifier, policy, given, f"{path}/{DIRECTORY_PROBE}")
+            row["contents"] = {k: contents[k] for k in ("class", "glob", "evidence", "reason")}
+            klass, why = inside.split("\t")[1:]
+            line = f"{show_path(path + '/')}\t{klass}\ta directory: a file in it is {klass} ({why})"
+            if not contents["evidence"] and row["evidence"]:
+                roots = [r for r in policy.lock_roots if r.startswith(path + "/")]
+                under = f" ({', '.join(roots)})" if roots else ""
+                line += (
+                    f"; it holds evidence roots{under}: a file or link put in its place is "
+                    f"{row['class']}; classify a path under them"
+                )
+        row["directory"] = directory
+        rows.append(row)
+        lines.append(line)
+    if is_draft(policy) and args.format == "text":
+        print(f"{PREFIX}: classified under {policy.source}", file=sys.stderr)
+    elif not args.base and args.format == "text":
+        waiting = policy_in_waiting(git, policy, ref, rev)
+        if waiting:
+            print(f"{PREFIX}: {waiting}", file=sys.stderr)
     if args.format == "json":
         print(
             json.dumps(
@@ -63,6 +79,43 @@ def run(args: argparse.Namespace) -> int:
         print(f"policy: {policy.source} {policy.digest}", file=sys.stderr)
     print("\n".join(lines))
     return 0
+
+
+# The name a directory's classification asks about: a file directly in it.
+DIRECTORY_PROBE = "FILE"
+
+
+def _classified(
+    classifier: Classifier, policy: Policy, given: str, path: str
+) -> tuple[dict[str, object], str]:
+    """The JSON row and the text line of ``path``."""
+    own = classifier.classify(path)
+    match = classifier.structural(path)
+    negations = [n.describe() for n in own.negated]
+    row: dict[str, object] = {
+        "path": path,
+        "given": given,
+        "class": match.klass,
+        "glob": match.glob,
+        "evidence": match.klass in EVIDENCE_CLASSES,
+        "reason": match.reason,
+        "negated": negations,
+    }
+    why = match.reason or (f"glob {match.glob}" if match.glob else "no glob")
+    # What a negation took back before the class was reached, in order.
+    why = " ; ".join([why, *negations])
+    return row, f"{show_path(path)}\t{match.klass}\t{why}"
+
+
+def _is_directory(git: Git, top: str | None, path: str) -> bool:
+    """Whether ``path`` is a directory in the work tree ``top`` (a link to one is a
+    link), else in HEAD's tree."""
+    if top is not None:
+        full = os.path.join(top, path)
+        if os.path.isdir(full) and not os.path.islink(full):
+            return True
+    code, kind = git.run("cat-file", "-t", f"HEAD:{path}", ok_codes=(0, 1, 128))
+    return code == 0 and kind.strip() == b"tree"
 
 
 def repo_path(given: str, prefix: str, toplevel: Callable[[], str]) -> str:

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from git_evidence import labels
 from git_evidence.context import chosen_policy, open_repo
-from git_evidence.errors import EXIT_ALLOW, EXIT_REFUSE, EvidenceError, UsageError
+from git_evidence.errors import EXIT_ALLOW, EXIT_REFUSE, UsageError
 from git_evidence.git import Git
 
 HEADER = f"""\
@@ -33,27 +33,73 @@ def run(args: argparse.Namespace) -> int:
     policy = chosen_policy(git, None)
     top = git.text("rev-parse", "--show-toplevel")
     extra = args.pytest_args[1:] if args.pytest_args[:1] == ["--"] else args.pytest_args
+    python = project_python(getattr(args, "python", None))
     if args.verb == "init":
-        return _init(git, top, policy.labels_path, extra)
-    return _check(git, top, policy.labels_path, args.rev, extra, args.format)
+        return _init(git, top, policy.labels_path, python, extra)
+    return _check(git, top, policy.labels_path, args.rev, python, extra, args.format)
 
 
-def collect(top: str, extra: Sequence[str]) -> list[str]:
+# The names a project's interpreter goes by on PATH, in the order they are tried.
+PYTHON_NAMES = ("python", "python3")
+HAS_PYTEST = "import pytest"
+
+
+def project_python(given: str | None) -> str:
+    """The Python of the project's test environment, which runs its pytest: ``--python
+    PATH``, else the first ``python`` on PATH that imports pytest. Not this tool's own
+    interpreter: git evidence may be installed where the project's tests are not."""
+    if given:
+        if _imports_pytest(given):
+            return given
+        raise UsageError(
+            f"{given} cannot import pytest",
+            fix=f"install pytest into that environment (`{given} -m pip install pytest`), or "
+            "pass the --python of the environment the project's tests run in",
+        )
+    tried: list[str] = []
+    for folder in os.environ.get("PATH", "").split(os.pathsep):
+        for name in PYTHON_NAMES:
+            candidate = os.path.join(folder or ".", name)
+            if candidate in tried or not os.access(candidate, os.X_OK):
+                continue
+            tried.append(candidate)
+            if _imports_pytest(candidate):
+                return candidate
+    where = f" (tried {', '.join(tried)})" if tried else " (none is on PATH)"
+    raise UsageError(
+        f"no python on PATH imports pytest{where}: labels are read from the project's "
+        "own pytest collection",
+        fix="activate the project's test environment (its virtualenv) or pass "
+        "--python PATH to its interpreter; install pytest there if it lacks it",
+    )
+
+
+def _imports_pytest(python: str) -> bool:
+    try:
+        proc = subprocess.run(
+            [python, "-c", HAS_PYTEST], capture_output=True, check=False, timeout=60
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return proc.returncode == 0
+
+
+def collect(top: str, extra: Sequence[str], python: str = sys.executable) -> list[str]:
     """The node ids ``pytest --collect-only -q`` prints, run in the repository's top
-    directory with this interpreter."""
-    command = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]
+    directory with the project's interpreter."""
+    command = [python, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]
     env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
     try:
         proc = subprocess.run(
             [*command, *extra], cwd=top, env=env, capture_output=True, check=False
         )
     except OSError as exc:
-        raise EvidenceError(f"cannot run pytest: {exc.strerror}") from None
+        raise UsageError(f"cannot run {python}: {exc.strerror}", fix="pass --python PATH") from None
     out = proc.stdout.decode("utf-8", "replace")
     if proc.returncode not in (0, 5):  # 5: no tests collected
         tail = "\n".join((out + proc.stderr.decode("utf-8", "replace")).strip().splitlines()[-15:])
-        raise EvidenceError(
-            f"`{' '.join(command[2:])}` exited {proc.returncode}:\n{tail}",
+        raise UsageError(
+            f"`{python} -m {' '.join(command[2:])}` exited {proc.returncode}:\n{tail}",
             fix="make the suite collect cleanly (`python -m pytest --collect-only`), then retry",
         )
     ids = []
@@ -74,7 +120,15 @@ def _read(git: Git, top: str, path: str, rev: str | None) -> tuple[bytes | None,
         return None, path
 
 
-def _check(git: Git, top: str, path: str, rev: str | None, extra: Sequence[str], fmt: str) -> int:
+def _check(
+    git: Git,
+    top: str,
+    path: str,
+    rev: str | None,
+    python: str,
+    extra: Sequence[str],
+    fmt: str,
+) -> int:
     data, source = _read(git, top, path, rev)
     if data is None:
         raise UsageError(
@@ -82,10 +136,11 @@ def _check(git: Git, top: str, path: str, rev: str | None, extra: Sequence[str],
             fix="a person writes one with `git evidence labels init` and reviews it",
         )
     rows, problems = labels.scan_labels(data)
-    collected = collect(top, extra)
-    labelled = {row.node for row in rows}
-    seen = set(collected)
-    missing = [node for node in collected if node not in labelled]
+    collected = collect(top, extra, python)
+    kinds = {row.node: row.kind for row in rows}
+    # A row matches its node id, or (without `[…]`) every parametrization of it.
+    seen = set(collected) | {w for node in collected if (w := labels.unparametrized(node))}
+    missing = [node for node in collected if labels.kind_for(kinds, node) is None]
     stale = [row for row in rows if row.node not in seen]
     if fmt == "json":
         doc = {
@@ -117,7 +172,19 @@ def _check(git: Git, top: str, path: str, rev: str | None, extra: Sequence[str],
     return EXIT_REFUSE if missing or stale or problems else EXIT_ALLOW
 
 
-def _init(git: Git, top: str, path: str, extra: Sequence[str]) -> int:
+def once_per_test(collected: Sequence[str]) -> list[str]:
+    """The rows a first labels file holds: one per collected test, a parametrized test
+    once, by its node id without ``[…]`` (a case added later is labelled with it),
+    unless a test of that very node id is collected too."""
+    plain = set(collected)
+    rows: dict[str, None] = {}
+    for node in collected:
+        whole = labels.unparametrized(node)
+        rows[whole if whole is not None and whole not in plain else node] = None
+    return list(rows)
+
+
+def _init(git: Git, top: str, path: str, python: str, extra: Sequence[str]) -> int:
     ci = [name for name in CI_VARIABLES if os.environ.get(name)]
     if ci:
         raise UsageError(
@@ -132,12 +199,19 @@ def _init(git: Git, top: str, path: str, extra: Sequence[str]) -> int:
             fix="edit it by hand (an evidence writer commits the change alone), and see "
             "`git evidence labels check`",
         )
-    collected = collect(top, extra)
+    collected = collect(top, extra, python)
+    rows = once_per_test(collected)
     os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
     with open(target, "xb") as handle:
-        handle.write(labels.format_labels([(n, labels.INVARIANT) for n in collected], HEADER))
+        handle.write(labels.format_labels([(n, labels.INVARIANT) for n in rows], HEADER))
+    folded = len(collected) - len(rows)
+    once = (
+        f" (a parametrized test has one row, without `[…]`, for all its cases: {len(rows)} rows)"
+        if folded
+        else ""
+    )
     print(
-        f"wrote {path}: {len(collected)} tests, every one labelled invariant.\n"
+        f"wrote {path}: {len(collected)} tests{once}, every one labelled invariant.\n"
         "A person must now review each row: characterization for a test that records "
         "what the product does today, nondeterministic for one that may fail on a "
         "correct product. Then an evidence writer commits the file alone and pushes it."

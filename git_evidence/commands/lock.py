@@ -11,7 +11,7 @@ import json
 import sys
 
 from git_evidence import pinning
-from git_evidence.context import chosen_policy, require_commit
+from git_evidence.context import chosen_policy, is_draft, require_commit
 from git_evidence.errors import EXIT_REFUSE, EvidenceError, GitError
 from git_evidence.git import Git
 from git_evidence.lock import Lock, resolve_commit
@@ -28,7 +28,7 @@ FETCHED = "refs/notes/git-evidence-fetched"
 def run(args: argparse.Namespace) -> int:
     git = Git()
     rev = resolve_commit(git, args.rev) or require_commit(git, args.rev)
-    policy = chosen_policy(git, None)
+    policy = chosen_policy(git, None, args.policy)
     if args.push is not None:
         return _pin_and_push(git, args.push, rev, policy, args)
     pinned, written = _pin(git, rev, policy)
@@ -62,6 +62,7 @@ def _say(
     args: argparse.Namespace,
     published: dict[str, str] | None = None,
 ) -> None:
+    warnings = empty_lock_warnings(pinned)
     if args.format == "json":
         doc = {
             "rev": rev,
@@ -71,9 +72,15 @@ def _say(
             "roots": _root_counts(pinned),
             "files": len(pinned.files),
             "published": published,
+            "policy": {"source": policy.source, "digest": policy.digest},
+            "warnings": warnings,
         }
         print(json.dumps(doc, indent=1))
         return
+    for warning in warnings:
+        print(f"git-evidence: warning: {warning}", file=sys.stderr)
+    if is_draft(policy):
+        print(f"git-evidence: lock roots and notes ref from the {policy.source}", file=sys.stderr)
     state = "pinned" if written else "already pinned, unchanged"
     print(
         f"{pinned.digest}\t{state}: {rev[:12]} ({len(pinned.files)} files under "
@@ -87,6 +94,20 @@ def _say(
             f"git-evidence: {policy.notes_ref} is published on {published['remote']} "
             f"({published['summary']})"
         )
+
+
+def empty_lock_warnings(pinned: Lock) -> list[str]:
+    """What a lock that pins nothing, or misses a root, should tell its writer: a
+    policy whose [lock].roots name no directory of the tree locks no byte."""
+    roots = ", ".join(pinned.roots) or "none"
+    missing = [root for root in pinned.roots if not pinned.trees.get(root)]
+    fix = "set [lock].roots in the policy to the directories the tests read (try it first "
+    fix += "with --policy FILE)"
+    if not pinned.files:
+        return [f"the lock pins no file: nothing is under its roots ({roots}); {fix}"]
+    if missing:
+        return [f"lock root(s) {', '.join(missing)} do not exist at this commit; {fix}"]
+    return []
 
 
 def _root_counts(pinned: Lock) -> dict[str, int]:

@@ -12,12 +12,13 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from git_evidence import pinning
+from git_evidence import console, pinning
 from git_evidence.context import judged_refs, server_aliases, server_policy, server_view
-from git_evidence.errors import EXIT_ERROR, EvidenceError
+from git_evidence.errors import EXIT_ERROR, PREFIX, EvidenceError
 from git_evidence.git import Git
 from git_evidence.identity import server_pusher
 from git_evidence.ranges import parse_receive_lines
+from git_evidence.report import WIDTH, wrap
 
 if TYPE_CHECKING:
     import argparse
@@ -61,32 +62,34 @@ def run(args: argparse.Namespace) -> int:
                 f"post-receive (push by {who.describe()})",
             )
         except EvidenceError as exc:
-            print(
-                f"git-evidence: could not pin {update.ref} at {update.new[:12]}: "
-                f"{exc.message}\n  To fix: a lock writer pins it by hand: "
-                f"git evidence lock {update.new[:12]} --push origin",
-                file=sys.stderr,
-            )
+            command = f"git evidence lock {update.new[:12]} --push origin"
+            _say(f"could not pin {update.ref} at {update.new[:12]}: {exc.message}")
+            _say(f"To fix: a lock writer pins it by hand: {command}", first="  ", keep=command)
             status = EXIT_ERROR
             continue
         *earlier, (tip, written) = pinned
         inside = [lock.commit[:12] for lock, was_written in earlier if was_written]
         if inside:
-            print(
-                f"git-evidence: pinned {len(inside)} earlier commit(s) of {update.ref} whose "
-                f"lock roots changed: {', '.join(inside)}",
-                file=sys.stderr,
+            _say(
+                f"pinned {len(inside)} earlier commit(s) of {update.ref} whose lock roots "
+                f"changed: {', '.join(inside)}"
             )
         if skipped:
-            print(
-                f"git-evidence: left {skipped} older commit(s) of {update.ref} whose lock "
-                f"roots changed unpinned (at most {pinning.MAX_RANGE_PINS} pins a push); "
-                "a lock writer pins one when needed: git evidence lock REV --push",
-                file=sys.stderr,
+            command = "git evidence lock REV --push"
+            _say(
+                f"left {skipped} older commit(s) of {update.ref} whose lock roots changed "
+                f"unpinned (at most {pinning.MAX_RANGE_PINS} pins a push); a lock writer "
+                f"pins one when needed: {command}",
+                keep=command,
             )
         state = "pinned" if written else "lock unchanged"
-        print(
-            f"git-evidence: {state} {update.ref} at {update.new[:12]}: {short_digest(tip.digest)}",
-            file=sys.stderr,
-        )
+        _say(f"{state} {update.ref} at {update.new[:12]}: {short_digest(tip.digest)}")
     return status
+
+
+def _say(text: str, first: str = f"{PREFIX}: ", keep: str = "") -> None:
+    """A line of the push report, wrapped to fit 80 columns under `remote: ` (and
+    GitLab's prefix, which it then carries)."""
+    narrower = len(console.GITLAB_PREFIX) if console.gitlab() else 0
+    lines = wrap(text, WIDTH - narrower, first=first, keep=keep)
+    sys.stderr.write(console.for_pusher("".join(line + "\n" for line in lines)))

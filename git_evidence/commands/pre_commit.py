@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from git_evidence import labels, rules
+from git_evidence import console, labels, rules
 from git_evidence.context import client_policy
 from git_evidence.errors import PolicyError
 from git_evidence.git import CatFile, Git
@@ -62,7 +62,11 @@ def run(args: argparse.Namespace) -> Report:
     )
     # A detached HEAD is on no branch: its holds are reported, as on a feature branch.
     protected = bool(branch) and policy.is_protected(branch)
-    outcome = rules.decide_staged(facts, summary, policy, who, protected=protected)
+    # Evidence alone, committed on a branch the server takes proposals on, is one there.
+    proposal = policy.proposals and branch.startswith("refs/heads/") and not protected
+    outcome = rules.decide_staged(
+        facts, summary, policy, who, protected=protected, proposal=proposal
+    )
     problem = _staged_policy_problem(git, changes)
     outcome.findings += rules.decide_staged_policy(facts, problem, POLICY_FILE)
     for path, problem in _staged_labels_problems(git, changes, policy):
@@ -76,12 +80,12 @@ def _broken_policy(
     """The committed policy does not parse: the commit that corrects it, alone, is let
     through; anything else is refused (exit 2) with how to make that commit."""
     if [c.path for c in changes] == [POLICY_FILE] and _staged_policy_problem(git, changes) is None:
-        report = Report(who, None, [], staged=True)
-        report.notes.append(
+        # Said even though the hook allows: the policy in force is broken.
+        console.say(
             f"{exc.message}; this commit corrects {POLICY_FILE} alone: allowed here, the "
             "server validates it (policy-invalid)"
         )
-        return report
+        return Report(who, None, [], staged=True)
     exc.fix = rules.CLIENT_POLICY_FIX
     raise exc
 

@@ -12,7 +12,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from git_evidence import gate, rules
+from git_evidence import console, gate, rules
 from git_evidence.context import client_policy, client_view
 from git_evidence.errors import PolicyError, UsageError
 from git_evidence.git import Git
@@ -33,28 +33,66 @@ def run(args: argparse.Namespace) -> Report:
     else:
         remote = args.remote
         updates = parse_push_lines(sys.stdin.buffer.read())
+    # Notes (the locks, the verdicts) are the server's to decide: who may write them is
+    # known only there. Let them through, saying so once.
+    notes_refs = [u.ref for u in updates if u.ref.startswith(NOTES_NAMESPACE)]
+    if notes_refs:
+        updates = [u for u in updates if not u.ref.startswith(NOTES_NAMESPACE)]
+        notice = (
+            f"{', '.join(notes_refs)}: notes are decided by the server (its lock and "
+            "verdict writers), not by this hook"
+        )
+        if args.format == "json":
+            notes.append(notice)
+        else:
+            console.say(notice)
     refs = git.refs()
     try:
         policy = client_policy(git, remote, refs)
     except PolicyError as exc:
         exc.fix = (
             f"{rules.CLIENT_POLICY_FIX}; when the remote's base branch carries the broken "
-            "file, every push is refused there too: its admin recovers it (README: "
+            "file, every push is refused there too: its admin recovers it (docs/policy.md: "
             "Recovering from a broken base policy)"
         )
         raise
     who = client_identity(git.config_bool("evidence.trusted"))
     view = client_view(remote, refs, policy)
     if not view.notes:
-        notes.append(
-            f"no lock fetched ({policy.notes_ref} is missing here): the lock "
-            "is not checked before the server does it; `git evidence install` "
-            "adds the fetch refspec, then `git fetch`"
-        )
+        notes.append(_no_lock(git, remote, policy.notes_ref))
     report = gate.decide(git, updates, policy, view, who)
     report.notes = notes
+    if not who.trusted_clone:
+        for decision in report.decisions:
+            decision.findings = [rules.liftable_by_trust(f) for f in decision.findings]
     gate.show_findings(git, report, args.max_findings)
     return report
+
+
+NOTES_NAMESPACE = "refs/notes/"
+
+
+def _no_lock(git: Git, remote: str | None, notes_ref: str) -> str:
+    """Why this clone has no lock to check against: the server has none yet (the
+    fetch refspec is there), or nothing fetches it."""
+    if remote is not None:
+        code, out = git.run("config", "--get-all", f"remote.{remote}.fetch", ok_codes=(0, 1))
+        sources = [spec.lstrip("+").split(":", 1)[0] for spec in out.decode().split()]
+        if code == 0 and any(
+            src == notes_ref or (src.endswith("*") and notes_ref.startswith(src[:-1]))
+            for src in sources
+        ):
+            return (
+                f"no lock fetched from {remote} yet: `git fetch {remote}` brings its "
+                f"{notes_ref} once it has one (its post-receive pins the first on the "
+                "next accepted push to its base branch); the server checks the fixtures "
+                "against its base meanwhile"
+            )
+    return (
+        f"no lock fetched ({notes_ref} is missing here): the lock "
+        "is not checked before the server does it; `git evidence install` "
+        "adds the fetch refspec, then `git fetch`"
+    )
 
 
 def _from_pre_commit(git: Git) -> tuple[str | None, list[RefUpdate], list[str]]:

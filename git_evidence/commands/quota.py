@@ -19,7 +19,7 @@ from git_evidence.context import chosen_policy, open_repo
 from git_evidence.errors import EXIT_ALLOW, EXIT_REFUSE, EvidenceError, UsageError
 from git_evidence.freezes import append_lines
 from git_evidence.git import Git
-from git_evidence.identity import server_pusher
+from git_evidence.identity import WRITER_KEY, line_writer
 from git_evidence.labels import NONDETERMINISTIC
 from git_evidence.policy import Policy
 from git_evidence.records import iso_utc
@@ -90,20 +90,26 @@ def _status(git: Git, policy: Policy, rev: str | None, fmt: str) -> int:
     return EXIT_ALLOW
 
 
-def _writer(args: argparse.Namespace, writers: frozenset[str], role: str) -> str:
-    writer: str | None = args.writer or server_pusher(os.environ).name
+def _writer(git: Git, args: argparse.Namespace, writers: frozenset[str], role: str) -> str:
+    writer, source = line_writer(args.writer, git.config_get(WRITER_KEY), os.environ)
     if not writer:
-        raise UsageError(f"who writes this line? pass --writer NAME (one of the {role}s)")
+        raise UsageError(
+            f"who writes this line? neither --writer, `git config {WRITER_KEY}` nor "
+            f"GIT_EVIDENCE_PUSHER names one of the {role}s",
+            fix=f"pass --writer NAME, or once in this clone: git config {WRITER_KEY} NAME",
+        )
     if writer not in writers and not getattr(args, "ci", False):
         raise UsageError(
-            f"{writer} is not one of the {role}s ({', '.join(sorted(writers)) or 'none listed'})",
+            f"{writer} is not one of the {role}s "
+            f"({', '.join(sorted(writers)) or 'none listed'}); the name came from {source}",
             fix="the server refuses lines by anyone else",
         )
+    print(f"git-evidence: writing as {writer} (from {source})")
     return writer
 
 
 def _spend(git: Git, policy: Policy, args: argparse.Namespace) -> int:
-    writer = _writer(args, policy.ledger_writers, "ledger writer")
+    writer = _writer(git, args, policy.ledger_writers, "ledger writer")
     try:
         with open(args.from_junit, "rb") as handle:
             found = quota.retries_from_junit(handle.read())
@@ -153,7 +159,7 @@ def _spend(git: Git, policy: Policy, args: argparse.Namespace) -> int:
 
 
 def _grant(git: Git, policy: Policy, args: argparse.Namespace) -> int:
-    writer = _writer(args, policy.evidence_writers, "evidence writer")
+    writer = _writer(git, args, policy.evidence_writers, "evidence writer")
     if not 1 <= args.amount <= quota.MAX_AMOUNT:
         raise UsageError(f"the amount must be from 1 to {quota.MAX_AMOUNT}")
     if not args.reason.strip():

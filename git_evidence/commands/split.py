@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import NoReturn, cast
@@ -79,6 +81,7 @@ class Outcome:
     splits: list[Split] = field(default_factory=list)
     replayed: int = 0
     evidence_branch: tuple[str, Oid] | None = None  # (ref, commit)
+    dry_run: bool = False  # computed and checked, nothing written, no ref moved
 
 
 def run(args: argparse.Namespace) -> int:
@@ -104,6 +107,31 @@ def split(args: argparse.Namespace) -> Outcome:
     git = Git()
     if git.run("rev-parse", "--git-dir", ok_codes=(0, 128))[0] != 0:
         raise UsageError("not a git repository", fix="run it inside the repository")
+    if getattr(args, "dry_run", False):
+        with tempfile.TemporaryDirectory(prefix="git-evidence-split-") as scratch:
+            return _split(_scratch_git(git, scratch), args, dry_run=True)
+    return _split(git, args, dry_run=False)
+
+
+def _scratch_git(git: Git, scratch: str) -> Git:
+    """``git`` writing new objects into ``scratch`` and reading the repository's own
+    through it (an alternate): a dry run checks the halves as a split does, and leaves
+    the repository's object store as it was."""
+    for name in ("pack", "info"):
+        os.mkdir(os.path.join(scratch, name))
+    objects = git.git_path("objects")
+    alternates = os.pathsep.join(
+        [objects, *filter(None, [os.environ.get("GIT_ALTERNATE_OBJECT_DIRECTORIES")])]
+    )
+    env = {
+        **os.environ,
+        "GIT_OBJECT_DIRECTORY": scratch,
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES": alternates,
+    }
+    return Git(env=env)
+
+
+def _split(git: Git, args: argparse.Namespace, *, dry_run: bool) -> Outcome:
     if args.range and args.rev:
         raise UsageError("give a revision or --range, not both")
     if args.range and args.evidence_branch:
@@ -111,9 +139,9 @@ def split(args: argparse.Namespace) -> Outcome:
             "--evidence-branch takes one commit, not a range",
             fix="split the range first, or one commit with --evidence-branch",
         )
-    policy = chosen_policy(git, None)
+    policy = chosen_policy(git, None, getattr(args, "policy", None))
     with CatFile(git) as cat, TreeBuilder(git, cat) as trees:
-        splitter = _Splitter(git, cat, trees, policy, args.order)
+        splitter = _Splitter(git, cat, trees, policy, args.order, dry_run)
         if args.range:
             return splitter.split_range(args.range)
         return splitter.split_one(args.rev or "HEAD", args.evidence_branch)
@@ -121,8 +149,15 @@ def split(args: argparse.Namespace) -> Outcome:
 
 class _Splitter:
     def __init__(
-        self, git: Git, cat: CatFile, trees: TreeBuilder, policy: Policy, order: str
+        self,
+        git: Git,
+        cat: CatFile,
+        trees: TreeBuilder,
+        policy: Policy,
+        order: str,
+        dry_run: bool = False,
     ) -> None:
+        self.dry_run = dry_run
         self.git = git
         self.cat = cat
         self.trees = trees
@@ -148,7 +183,7 @@ class _Splitter:
                 f"{commit[:12]} is not on {_short(ref)}",
                 fix=f"check out the branch that holds it, then `git evidence split {rev}`",
             )
-        outcome = Outcome(ref, tip, tip, self.order, self.policy)
+        outcome = Outcome(ref, tip, tip, self.order, self.policy, dry_run=self.dry_run)
         mixed = self._mixed(("--no-walk", commit))
         if commit not in mixed:
             return outcome
@@ -175,7 +210,7 @@ class _Splitter:
                 fix="split the mixed commits on each side of the merge, one at a time "
                 "(`git evidence split REV`)",
             )
-        outcome = Outcome(ref, tip, tip, self.order, self.policy)
+        outcome = Outcome(ref, tip, tip, self.order, self.policy, dry_run=self.dry_run)
         mixed = self._mixed((tip, "--not", base))
         if not mixed:
             return outcome
@@ -335,6 +370,8 @@ class _Splitter:
         refs (each only from where it was read)."""
         write_objects(self.git, self.objects)
         self._check_halves(outcome)
+        if self.dry_run:
+            return
         named = ", ".join(s.commit[:12] for s in outcome.splits[:3])
         more = f" and {len(outcome.splits) - 3} more" if len(outcome.splits) > 3 else ""
         move_refs(self.git, moves, f"evidence split: {named}{more}")
@@ -385,6 +422,7 @@ def _short(ref: str) -> str:
 def _as_json(outcome: Outcome) -> dict[str, object]:
     return {
         "decision": "split" if outcome.splits else "unchanged",
+        "dry_run": outcome.dry_run,
         "ref": outcome.ref,
         "old": outcome.old,
         "new": outcome.new,
@@ -407,9 +445,16 @@ def _as_json(outcome: Outcome) -> dict[str, object]:
 
 
 def _as_text(outcome: Outcome) -> str:
+    draft = (
+        f"{PREFIX}: classified under the {outcome.policy.source}\n"
+        if outcome.policy.source.startswith("draft policy ")
+        else ""
+    )
     if not outcome.splits:
-        return f"{PREFIX}: nothing to split: no commit mixes evidence with other changes\n"
-    lines = []
+        return f"{draft}{PREFIX}: nothing to split: no commit mixes evidence with other changes\n"
+    lines = [draft.rstrip("\n")] if draft else []
+    if outcome.dry_run:
+        lines.append(f"{PREFIX}: dry run: nothing was written and no branch moved")
     for s in outcome.splits:
         lines.append(f"split {s.commit[:12]} {s.subject}")
         for side, oid in ((EVIDENCE, s.evidence), (PRODUCT, s.product)):
@@ -419,12 +464,19 @@ def _as_text(outcome: Outcome) -> str:
                 more = f" and {len(found) - SHOWN_PATHS} more" if len(found) > SHOWN_PATHS else ""
                 lines.append(f"    {klass}: {shown}{more}")
     replayed = f"; {outcome.replayed} later commit(s) replayed" if outcome.replayed else ""
-    lines.append(f"{_short(outcome.ref)}: {outcome.old[:12]} -> {outcome.new[:12]}{replayed}")
+    would = " (would move)" if outcome.dry_run else ""
+    lines.append(
+        f"{_short(outcome.ref)}: {outcome.old[:12]} -> {outcome.new[:12]}{replayed}{would}"
+    )
     if outcome.evidence_branch is not None:
         branch, commit = outcome.evidence_branch
-        lines.append(
-            f"{_short(branch)}: {commit[:12]} (the evidence commit, for a reviewer); the "
-            "index and working tree still hold its change, which `git status` now shows"
-        )
-    lines.append(f"undo: git update-ref {outcome.ref} {outcome.old}")
+        if outcome.dry_run:
+            lines.append(f"{_short(branch)}: {commit[:12]} (would be created: the evidence commit)")
+        else:
+            lines.append(
+                f"{_short(branch)}: {commit[:12]} (the evidence commit, for a reviewer); the "
+                "index and working tree still hold its change, which `git status` now shows"
+            )
+    if not outcome.dry_run:
+        lines.append(f"undo: git update-ref {outcome.ref} {outcome.old}")
     return "\n".join(lines) + "\n"

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from git_evidence import lock, manifest
-from git_evidence.context import policy_at, require_commit
+from git_evidence.context import draft_policy, policy_at, require_commit
 from git_evidence.disk import worktree_manifest
 from git_evidence.errors import EXIT_ALLOW, EXIT_REFUSE, PREFIX
 from git_evidence.freezes import freeze_notes
@@ -21,7 +22,18 @@ from git_evidence.identity import client_identity
 from git_evidence.lock import LockInvalid
 from git_evidence.manifest import Drift, Entry
 from git_evidence.oids import Oid
-from git_evidence.report import Report, show_path, to_json, to_text
+from git_evidence.policy import Policy
+from git_evidence.report import (
+    Report,
+    carry_options,
+    given_options,
+    show_path,
+    to_json,
+    to_text,
+    wrap,
+)
+
+LINE = 80  # verify prints for a terminal, not under `remote:`
 
 
 def run(args: argparse.Namespace) -> int:
@@ -31,12 +43,12 @@ def run(args: argparse.Namespace) -> int:
     base: Oid | None
     if args.base:  # the policy is read there: no refs to list unless a range is judged
         base = require_commit(git, args.base)
-        policy = policy_at(git, base)
+        policy = draft_policy(args.policy) if args.policy else policy_at(git, base)
     else:
         from git_evidence.checking import policy_and_base
 
         refs = git.refs()
-        policy, base = policy_and_base(git, refs, None)
+        policy, base = policy_and_base(git, refs, None, args.policy)
 
     # One batch-check: REV's own note, whether there are notes at all, REV's roots.
     roots = list(policy.lock_roots)
@@ -95,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
         checked = check_range(
             git, refs if refs is not None else git.refs(), policy, who, base, rev, label
         )
+    carry_options(checked, given_options(args))
     # A stale lock holds no push unless the policy says so, but verify is the place
     # that says whether bytes match their pin: it fails on it.
     stale = any(f.rule == "lock-stale" for v in checked.decisions for f in v.findings)
@@ -125,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     else:
-        _print_text(rev, args.worktree, found, summary, problem, drift)
+        _print_text(rev, args.worktree, found, summary, problem, drift, policy)
         print(to_text(checked), end="")
         what = "the working tree" if args.worktree else rev[:12]
         reasons = [
@@ -158,24 +171,35 @@ def _print_text(
     pinned: lock.CachedLock | None,
     problem: str | None,
     drift: list[Drift],
+    policy: Policy,
 ) -> None:
+    def say(text: str, first: str = "lock: ", keep: str = "") -> None:
+        print("\n".join(wrap(text, LINE, first=first, rest="      ", keep=keep)))
+
     if pinned is None or found is None:
-        print(f"lock: {problem}")
+        # a command to copy stays on one line
+        command = re.search(r"\((git [^)]*)\)", problem or "")
+        say(problem or "", keep=command.group(1) if command else "")
         return
-    print(
-        f"lock: {pinned.digest} pinned on {found.commit[:12]} by {pinned.pinned_by} "
-        f"at {pinned.pinned_at}"
+    say(
+        f"{pinned.digest} pinned on {found.commit[:12]} by {pinned.pinned_by} at {pinned.pinned_at}"
     )
     what = "the working tree" if worktree else rev[:12]
+    if not pinned.files:
+        say(
+            f"warning: the lock pins no file (its roots: {', '.join(policy.lock_roots)}): "
+            "nothing the tests read is locked; set [lock].roots in the policy"
+        )
     if not drift:
-        print(f"lock: {what} matches it ({pinned.files} files)")
+        say(f"{what} matches it ({pinned.files} files)")
         return
-    print(f"lock: {what} differs from it in {len(drift)} file(s):")
+    say(f"{what} differs from it in {len(drift)} file(s):")
     for item in drift:
-        print(f"  {item.kind}: {show_path(item.describe())}")
-    print(
-        "  To fix: restore the locked bytes, or have an evidence writer commit the "
-        "change and a lock writer pin it (git evidence lock)"
+        say(f"{show_path(item.path)} {item.change()}", first=f"  {item.kind}: ")
+    say(
+        "restore the locked bytes, or have an evidence writer commit the change and a lock "
+        "writer pin it (git evidence lock)",
+        first="  To fix: ",
     )
 
 
