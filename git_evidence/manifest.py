@@ -434,8 +434,10 @@ class Drift(NamedTuple):
         """``(OLD -> NEW)``: digests, or modes for a mode change."""
         if self.kind == "mode":
             return f"({self.old.mode if self.old else '-'} -> {self.new.mode if self.new else '-'})"
-        old = self.old.digest[:23] if self.old else "-"
-        new = self.new.digest[:23] if self.new else "-"
+        # 12 hex digits name a file's bytes well enough to compare by eye, and keep a
+        # drift line inside 80 columns under a host's prefix
+        old = self.old.digest.removeprefix("sha256:")[:12] if self.old else "-"
+        new = self.new.digest.removeprefix("sha256:")[:12] if self.new else "-"
         return f"({old} -> {new})"
 
 

@@ -37,7 +37,7 @@ def test_a_fixture_breach_says_modified_once_per_file(work: Work) -> None:
     result = work.push("origin", "HEAD:main", pusher=AGENT)
     assert refused(result, "fixture-breach")
     said = remote(result)
-    assert "modified: tests/fixtures/a.json (sha256:" in said
+    assert "modified: tests/fixtures/a.json (" in said
     assert ": modified" not in said
     assert "mode: tests/fixtures/b.json (100644 -> 100755)" in said
     assert too_wide(result.stderr, under_remote=True) == []
@@ -48,7 +48,7 @@ def test_verify_says_modified_once_and_fits_80_columns(work: Work) -> None:
     (work.path / "tests/fixtures/a.json").write_text('{"a": 3}\n')
     result = evidence(work.path, "verify", "--worktree")
     assert result.returncode == 1
-    assert "  modified: tests/fixtures/a.json (sha256:" in result.stdout
+    assert "  modified: tests/fixtures/a.json (" in result.stdout
     assert "a.json: modified" not in result.stdout
     assert too_wide(result.stdout) == []
 
