@@ -20,7 +20,18 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 
-from git_evidence import __version__, judging, lock, runner, scorecard, verdict, workspace
+from git_evidence import (
+    __version__,
+    forge_formats,
+    forge_output,
+    judging,
+    lock,
+    runner,
+    scorecard,
+    shards,
+    verdict,
+    workspace,
+)
 from git_evidence.context import (
     client_policy_rev,
     policy_at,
@@ -43,12 +54,17 @@ from git_evidence.verdict import PropertyRuns, Signals
 def run(args: argparse.Namespace) -> int:
     started_at, clock = now_utc(), time.monotonic()
     git = Git()
+    if args.merge:  # the shards' partial records into one verdict; nothing runs
+        return _merged(git, args)
     command = list(getattr(args, "command_argv", None) or [])
     _check_usage(args, command)
     refs = git.refs()
     candidate = None if args.patch else require_commit(git, args.candidate or "HEAD")
     policy, base = judge_base(git, refs, args.base, candidate or require_commit(git, "HEAD"))
     props = select_properties(policy, args, command)
+    shard = None
+    if args.shard:
+        props, shard = shards.select(props, *args.shard)
     patch = _read_patch(args.patch) if args.patch else None
     label = candidate or "patch:" + digest(patch or b"")
     facts: dict[str, Any] = {
@@ -58,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
         "started_at": started_at,
         "runner": _runner_identity(),
         "tool": {"name": "git-evidence", "version": __version__},
+        **({"shard": shard} if shard else {}),
     }
     sealed = None
     try:
@@ -68,10 +85,25 @@ def run(args: argparse.Namespace) -> int:
     except EvidenceError as exc:
         record = _undecided(facts, exc, clock, sealed)
     _publish(git, policy, record, candidate, args)
-    if args.format == "json":
+    _print(record, args.format)
+    return int(record["exit"])
+
+
+def _print(record: dict[str, Any], fmt: str) -> None:
+    if fmt == "json":
         sys.stdout.write(canonical_json(record).decode() + "\n")
+    elif fmt in forge_formats.FORMATS:
+        forge_output.emit_record(record, fmt, sys.stdout)
     else:
         sys.stdout.write(verdict.to_text(record))
+
+
+def _merged(git: Git, args: argparse.Namespace) -> int:
+    record = shards.merge([(path, shards.load(path)) for path in args.merge])
+    candidate = require_commit(git, record["candidate"]) if args.note else None
+    policy = sealed_policy(git) or policy_at(git, record["base"])
+    _publish(git, policy, record, candidate, args)
+    _print(record, args.format)
     return int(record["exit"])
 
 
@@ -80,6 +112,11 @@ def _check_usage(args: argparse.Namespace, command: list[str]) -> None:
         raise UsageError(
             "give a CANDIDATE commit or --patch FILE, not both",
             fix="a patch is judged on the base (--base REF)",
+        )
+    if args.note and args.shard:
+        raise UsageError(
+            "a shard's partial record is no verdict: it is never noted",
+            fix="note the merged record: git evidence judge --merge PART… --note",
         )
     if args.note and args.patch:
         raise UsageError(
