@@ -34,6 +34,10 @@ PURE = (
     "oids",
     "slots",
     "runner_files",
+    "forge_event",
+    "forge_formats",
+    "forge_summary",
+    "shards",
 )
 # The modules that run git themselves; everything that imports them runs git too.
 RUN_GIT = ("git_evidence.git", "git_evidence.objects")
