@@ -16,11 +16,9 @@ from __future__ import annotations
 
 import hashlib
 import string
-import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, NamedTuple
 
-from git_evidence import verdict
 from git_evidence.policy import POLICY_FILE
 from git_evidence.rules import FIELDS, RULES
 
@@ -98,15 +96,17 @@ def _finding_item(finding: Mapping[str, Any], ref: str | None) -> Item:
 # The candidate's paths by class (the record's `evidence.paths`) that each class is
 # about: an oracle rewrite names the oracles, policy, ledger and test code it changed.
 VERDICT_PATH_CLASSES = {
-    verdict.ORACLE_REWRITE: ("oracle", "policy", "ledger", "test"),
-    verdict.HELD: ("other", "test"),
-    verdict.FIXTURE_BREACH: ("fixture",),
+    "oracle_rewrite": ("oracle", "policy", "ledger", "test"),
+    "held": ("other", "test"),
+    "fixture_breach": ("fixture",),
 }
 
 
 def verdict_items(record: Mapping[str, Any]) -> list[Item]:
     """The verdict record as findings: nothing for a passing class; otherwise what the
     class is about (its paths, counterexamples, misses, flakes), or its reason."""
+    from git_evidence import verdict  # only a judgement's rendering pays for it
+
     klass = str(record["class"])
     exit_code = int(record.get("exit", 1))
     if exit_code == 0 and klass != verdict.FLAKE_FROZEN:
@@ -241,10 +241,18 @@ def generic_hint(rule: str) -> str:
     return template.format_map({n: FIELDS[n][0] if n in FIELDS else f"<{n}>" for n in names})
 
 
+# What a URI reference keeps as it is (RFC 3986's unreserved characters, and the slash):
+# every other byte of the UTF-8 path is percent-encoded.
+_URI_KEEP = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/")
+
+
+def uri_reference(path: str) -> str:
+    data = path.encode("utf-8", "surrogateescape")
+    return "".join(chr(b) if b in _URI_KEEP else f"%{b:02X}" for b in data)
+
+
 def _location(path: str) -> dict[str, Any]:
-    # a URI reference: spaces and non-ASCII percent-encoded, the slashes kept
-    uri = urllib.parse.quote(path, safe="/")
-    return {"physicalLocation": {"artifactLocation": {"uri": uri}}}
+    return {"physicalLocation": {"artifactLocation": {"uri": uri_reference(path)}}}
 
 
 def _sentence(item: Item) -> str:
