@@ -128,7 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="judge as this pusher name against the policy's identities",
     )
     _add_draft(p)
-    add_format(p)
+    add_format(p, forge=True)
     _add_max_findings(p)
 
     p = sub.add_parser(
@@ -303,6 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_freeze(sub)
     _add_judge(sub)
+    _add_ci(sub)
     _add_labels(sub)
     p = sub.add_parser(
         "rules",
@@ -313,6 +314,52 @@ def build_parser() -> argparse.ArgumentParser:
     add_format(p)
     apply_conventions(parser)
     return parser
+
+
+def _shard(text: str) -> tuple[int, int]:
+    index, sep, count = text.partition("/")
+    if not (sep and index.isdigit() and count.isdigit()) or not 1 <= int(index) <= int(count):
+        raise argparse.ArgumentTypeError(f"expected I/N with 1 <= I <= N (2/4), not {text!r}")
+    return int(index), int(count)
+
+
+def _add_ci(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "ci",
+        help="judge a pull or merge request (or a push) in GitHub Actions or GitLab CI",
+        description="Read the request from the CI system (GitHub Actions: the event in "
+        "$GITHUB_EVENT_PATH; GitLab CI: the CI_MERGE_REQUEST_* and CI_COMMIT_* variables), "
+        "judge base..head as the request's author with the policy of the base (never the "
+        "head's), and print the forge's format. Exit 0: allowed; 1: refused; 2: could not "
+        "decide.",
+    )
+    p.add_argument(
+        "--as",
+        dest="as_name",
+        metavar="NAME",
+        help="judge as this name instead of the login the CI system gives",
+    )
+    p.add_argument(
+        "--codequality",
+        metavar="FILE",
+        help="also write GitLab Code Quality JSON to FILE (default on GitLab: "
+        "gl-code-quality-report.json; '-' for none)",
+    )
+    p.add_argument(
+        "--no-fetch",
+        action="store_true",
+        help="never fetch: a base or head the clone lacks is an error naming the setting "
+        "to change (fetch-depth: 0, GIT_DEPTH: 0)",
+    )
+    add_format(
+        p,
+        "output format (default auto: github in GitHub Actions, text in GitLab CI); "
+        "text, json, sarif, github, codequality. Errors in JSON too, one shape, exit 2",
+        forge=True,
+        default="auto",
+        extra=("auto",),
+    )
+    _add_max_findings(p)
 
 
 def _add_judge(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -343,8 +390,22 @@ def _add_judge(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--note", action="store_true", help="store the verdict as a note on CANDIDATE")
     p.add_argument("--log", metavar="FILE", help="append one JSON line per judgement")
     p.add_argument("--keep", action="store_true", help="keep the workspace (its path on stderr)")
+    scale = p.add_mutually_exclusive_group()
+    scale.add_argument(
+        "--shard",
+        type=_shard,
+        metavar="I/N",
+        help="run shard I of N of the (property, seed) pairs (a deterministic split) and "
+        "write a partial record, for --merge",
+    )
+    scale.add_argument(
+        "--merge",
+        nargs="+",
+        metavar="PART",
+        help="combine the partial records of every shard into the verdict record; nothing runs",
+    )
     p.set_defaults(command_argv=[])
-    add_format(p)
+    add_format(p, forge=True)
 
     p = sub.add_parser("show-verdict", help="print the verdict noted on REV")
     _add_rev(p)

@@ -47,8 +47,11 @@ HOOKS = frozenset({"pre-commit", "pre-push", "pre-receive", "post-receive"})
 # Hooks of a person's clone: silent when they allow, as git's own hooks are;
 # `-v` or `git config evidence.verbose true` shows their report.
 CLIENT_HOOKS = frozenset({"pre-commit", "pre-push"})
-JUDGING = frozenset({"check", "verify", "pre-commit", "pre-push", "pre-receive"})
+JUDGING = frozenset({"check", "verify", "pre-commit", "pre-push", "pre-receive", "ci"})
 WATCHED = frozenset({"check", "verify"})  # judgements that show progress on a terminal
+# The forge formats (forge_formats.FORMATS), named here so that an error before the
+# command loads still knows them.
+FORGE_FORMATS = frozenset({"sarif", "github", "codequality"})
 
 COMMAND_MODULES = {
     "check": "check",
@@ -70,6 +73,7 @@ COMMAND_MODULES = {
     "rules": "rules",
     "labels": "labels",
     "quota": "quota",
+    "ci": "ci",
 }
 
 
@@ -166,7 +170,7 @@ def _parse(words: list[str]) -> argparse.Namespace:
 def _format_given(words: list[str]) -> str:
     """``--format`` as written, for an error found before the words parse."""
     for word, after in zip(words, [*words[1:], ""], strict=True):
-        if word == "--format" and after in ("text", "json"):
+        if word == "--format" and after in ("text", "json", *sorted(FORGE_FORMATS)):
             return after
         if word.startswith("--format="):
             return word.partition("=")[2]
@@ -227,6 +231,14 @@ def _failed(exc: EvidenceError, args: argparse.Namespace | None, fmt: str) -> in
         extra = {} if who is None else {"pusher": who.name}
         doc = console.error_json(exc.rule, exc.message, fix or USAGE_HINT, **extra)
         (sys.stderr if hook else sys.stdout).write(doc + "\n")
+    elif fmt in FORGE_FORMATS and not hook:
+        from git_evidence.identity import Identity
+        from git_evidence.report import Report
+        from git_evidence.rules import error_finding
+
+        finding = error_finding(exc.rule, exc.message, fix or USAGE_HINT)
+        anyone = who or Identity(None, "client clone")
+        _emit(Report(anyone, None, error=finding), fmt, sys.stdout)
     elif who is not None and (hook or not isinstance(exc, UsageError)):
         from git_evidence.report import Report
         from git_evidence.rules import error_finding
@@ -309,6 +321,12 @@ def _error_identity(args: argparse.Namespace) -> Identity:
 
 def _emit(report: Report, fmt: str, stream: TextIO) -> None:
     from git_evidence.report import WIDTH, to_json, to_text
+
+    if fmt in FORGE_FORMATS:
+        from git_evidence import forge_output
+
+        forge_output.emit_report(report, fmt, stream)
+        return
 
     pushed = fmt == "text" and stream is sys.stderr and console.gitlab()
     # GitLab shows a hook's message to the pusher only on lines with its prefix; the

@@ -403,6 +403,18 @@ class Git:
         failed = fetched if listed.returncode == 0 else listed
         raise GitError(list(failed.args), failed.returncode, failed.stdout, failed.stderr)
 
+    def is_shallow(self) -> bool:
+        return self.text("rev-parse", "--is-shallow-repository") == "true"
+
+    def fetch(
+        self, remote: str, specs: Sequence[str], *, depth: int | None = None, deepen: int = 0
+    ) -> subprocess.CompletedProcess[bytes]:
+        """``git fetch`` of ``specs`` (commit ids or refspecs) from ``remote``, no tags;
+        ``depth`` / ``deepen`` for a shallow clone. Whatever happened is the caller's
+        to read (a commit the remote no longer has is an answer, not a crash)."""
+        shape = [f"--depth={depth}"] if depth else [f"--deepen={deepen}"] if deepen else []
+        return self.attempt("fetch", "--quiet", "--no-tags", *shape, remote, *specs)
+
     def merge_notes(self, notes_ref: str, other: str) -> None:
         """Merge the notes of ``other`` into ``notes_ref``; where both annotate one
         object differently, ``other``'s note wins (``git notes merge -s theirs``)."""

@@ -29,9 +29,30 @@ class Parser(argparse.ArgumentParser):
         raise CommandLineError(message, usage=self.format_usage(), prog=self.prog)
 
 
-def add_format(parser: argparse.ArgumentParser, help: str = FORMAT_HELP) -> None:
-    """``--format text|json`` for a command that renders JSON itself."""
-    parser.add_argument("--format", choices=("text", "json"), default="text", help=help)
+# What a forge reads (forge_formats.py): SARIF, GitHub workflow commands with a job
+# summary, GitLab Code Quality JSON.
+FORGE_FORMATS = ("sarif", "github", "codequality")
+FORGE_FORMAT_HELP = (
+    "output format (default: text): json; sarif (SARIF 2.1.0); github (workflow-command "
+    "annotations, and a Markdown summary appended to $GITHUB_STEP_SUMMARY when set); "
+    "codequality (GitLab Code Quality JSON). Errors in JSON too, one shape, exit 2"
+)
+
+
+def add_format(
+    parser: argparse.ArgumentParser,
+    help: str = FORMAT_HELP,
+    *,
+    forge: bool = False,
+    default: str = "text",
+    extra: tuple[str, ...] = (),
+) -> None:
+    """``--format text|json`` for a command that renders JSON itself; ``forge``: the
+    forge formats too; ``extra``: formats of the command's own (``ci``'s ``auto``)."""
+    choices = (*extra, "text", "json", *(FORGE_FORMATS if forge else ()))
+    if forge and help == FORMAT_HELP:
+        help = FORGE_FORMAT_HELP
+    parser.add_argument("--format", choices=choices, default=default, help=help)
 
 
 def apply_conventions(parser: argparse.ArgumentParser) -> None:

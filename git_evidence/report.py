@@ -138,6 +138,14 @@ def show_path(path: str) -> str:
 
 
 def to_json(report: Report) -> str:
+    doc = to_doc(report)
+    many = sum(len(v.findings) for v in report.decisions) > JSON_INDENT_FINDINGS
+    return json.dumps(doc, indent=None if many else 1, sort_keys=False)
+
+
+def to_doc(report: Report) -> dict[str, Any]:
+    """The JSON document of a judgement, as data: what ``to_json`` writes and what the
+    forge formats (forge_formats.py) render."""
     doc: dict[str, Any] = {
         "decision": report.decision,
         "pusher": report.who.name,
@@ -150,8 +158,7 @@ def to_json(report: Report) -> str:
         doc["error"] = _finding_json(report.error)
     if report.notes:
         doc["notes"] = report.notes
-    many = sum(len(v.findings) for v in report.decisions) > JSON_INDENT_FINDINGS
-    return json.dumps(doc, indent=None if many else 1, sort_keys=False)
+    return doc
 
 
 def _update_json(outcome: UpdateDecision) -> dict[str, Any]:

@@ -35,6 +35,10 @@ PURE = (
     "slots",
     "runner_files",
     "policy_text",
+    "forge_event",
+    "forge_formats",
+    "forge_summary",
+    "shards",
 )
 # The modules that run git themselves; everything that imports them runs git too.
 RUN_GIT = ("git_evidence.git", "git_evidence.objects")

@@ -22,12 +22,15 @@ from typing import Any, BinaryIO
 
 from git_evidence import (
     __version__,
+    forge_formats,
+    forge_output,
     held,
     judging,
     lock,
     runner,
     sandbox,
     scorecard,
+    shards,
     verdict,
     workspace,
 )
@@ -53,12 +56,17 @@ from git_evidence.verdict import PropertyRuns, Signals
 def run(args: argparse.Namespace) -> int:
     started_at, clock = now_utc(), time.monotonic()
     git = Git()
+    if args.merge:  # the shards' partial records into one verdict; nothing runs
+        return _merged(git, args)
     command = list(getattr(args, "command_argv", None) or [])
     _check_usage(args, command)
     refs = git.refs()
     candidate = None if args.patch else require_commit(git, args.candidate or "HEAD")
     policy, base = judge_base(git, refs, args.base, candidate or require_commit(git, "HEAD"))
     props = select_properties(policy, args, command)
+    shard = None
+    if args.shard:
+        props, shard = shards.select(props, *args.shard)
     patch = _read_patch(args.patch) if args.patch else None
     label = candidate or "patch:" + digest(patch or b"")
     facts: dict[str, Any] = {
@@ -68,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
         "started_at": started_at,
         "runner": _runner_identity(),
         "tool": {"name": "git-evidence", "version": __version__},
+        **({"shard": shard} if shard else {}),
     }
     sealed = None
     try:
@@ -78,10 +87,25 @@ def run(args: argparse.Namespace) -> int:
     except EvidenceError as exc:
         record = _undecided(facts, exc, clock, sealed)
     _publish(git, policy, record, candidate, args)
-    if args.format == "json":
+    _print(record, args.format)
+    return int(record["exit"])
+
+
+def _print(record: dict[str, Any], fmt: str) -> None:
+    if fmt == "json":
         sys.stdout.write(canonical_json(record).decode() + "\n")
+    elif fmt in forge_formats.FORMATS:
+        forge_output.emit_record(record, fmt, sys.stdout)
     else:
         sys.stdout.write(verdict.to_text(record))
+
+
+def _merged(git: Git, args: argparse.Namespace) -> int:
+    record = shards.merge([(path, shards.load(path)) for path in args.merge])
+    candidate = require_commit(git, record["candidate"]) if args.note else None
+    policy = sealed_policy(git) or policy_at(git, record["base"])
+    _publish(git, policy, record, candidate, args)
+    _print(record, args.format)
     return int(record["exit"])
 
 
@@ -90,6 +114,11 @@ def _check_usage(args: argparse.Namespace, command: list[str]) -> None:
         raise UsageError(
             "give a CANDIDATE commit or --patch FILE, not both",
             fix="a patch is judged on the base (--base REF)",
+        )
+    if args.note and args.shard:
+        raise UsageError(
+            "a shard's partial record is no verdict: it is never noted",
+            fix="note the merged record: git evidence judge --merge PART… --note",
         )
     if args.note and args.patch:
         raise UsageError(

@@ -1,0 +1,61 @@
+"""``git evidence ci``: judge the pull request, merge request or push a CI job runs
+for, as the server's gate would, and print what the forge reads (forge_ci.py says what
+is judged, forge_event.py where it is read from).
+
+Output: ``--format auto`` (the default) is ``github`` in GitHub Actions (annotations on
+the paths, the text report, the job summary) and ``text`` in GitLab CI, which also
+writes the Code Quality report to ``gl-code-quality-report.json`` (``--codequality
+FILE``; ``-`` for none) for the job's ``artifacts: reports: codequality``. Exit as
+``check``: 0 allowed, 1 refused, 2 could not decide."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import sys
+
+from git_evidence import forge_formats, forge_output, gate
+from git_evidence.forge_ci import judge_request
+from git_evidence.forge_event import GITHUB, GITLAB, detect
+from git_evidence.forge_summary import code
+from git_evidence.git import Git
+from git_evidence.report import to_doc, to_json, to_text
+
+GITLAB_REPORT = "gl-code-quality-report.json"
+
+
+def run(args: argparse.Namespace) -> int:
+    request = detect(os.environ, _read)
+    git = Git()
+    judged = judge_request(git, request, as_name=args.as_name, fetch=not args.no_fetch)
+    report = judged.report
+    gate.show_findings(git, report, args.max_findings)
+    fmt = args.format
+    if fmt == "auto":
+        fmt = forge_formats.GITHUB if request.forge == GITHUB else "text"
+    span = f"{judged.bottom}..{judged.head}" if judged.bottom else judged.head
+    command = ["git", "evidence", "check", span]
+    if judged.who.name is not None:
+        command += ["--as", judged.who.name]
+    context = {
+        "who": f"{code(judged.who.describe())} ({judged.who.source}), for the {request.describe()}",
+        "reproduce": shlex.join(command),
+    }
+    if fmt == "json":
+        sys.stdout.write(to_json(report) + "\n")
+    elif fmt in forge_formats.FORMATS:
+        forge_output.emit_report(report, fmt, sys.stdout, context)
+    else:
+        sys.stdout.write(to_text(report))
+    target = args.codequality or (GITLAB_REPORT if request.forge == GITLAB else None)
+    if target and target != "-":
+        issues = forge_formats.codequality(forge_formats.check_items(to_doc(report)))
+        forge_output.write_file(target, json.dumps(issues, indent=1) + "\n")
+    return report.exit_code
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
