@@ -136,8 +136,9 @@ def merge(parts: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
             "counterexamples": [{"property": p, "seed": s} for p, s in signals.counterexamples],
             "misses": list(signals.misses),
             "flaky": [f.as_json() for f in signals.flakes],
-            "freeze_line": verdict.freeze_line(by_id[fresh[0].property], fresh[0])
-            if klass == verdict.FLAKE_CANDIDATE and fresh and fresh[0].property in by_id
+            # printed only when the base flakes too: the part that re-ran it says so
+            "freeze_line": next((d["freeze_line"] for d in docs if d.get("freeze_line")), None)
+            if klass == verdict.FLAKE_CANDIDATE and fresh and all(f.on_base for f in fresh)
             else None,
             **_tests(docs),
             "started_at": min(str(d.get("started_at", "")) for d in docs),
@@ -286,7 +287,12 @@ def _signals(docs: Sequence[Mapping[str, Any]], rank: Mapping[Pair, int]) -> ver
         cases += [(str(c["property"]), int(c["seed"])) for c in doc.get("counterexamples") or ()]
         part_flakes = [
             verdict.Flake(
-                f["property"], f["test_id"], int(f["seed"]), f["fingerprint"], f["freeze"]
+                f["property"],
+                f["test_id"],
+                int(f["seed"]),
+                f["fingerprint"],
+                f["freeze"],
+                f.get("on_base"),
             )
             for f in doc.get("flaky") or ()
         ]
