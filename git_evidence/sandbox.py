@@ -92,6 +92,7 @@ def prepare(
     needed: list[str] = []
     for argv in commands:
         needed.extend(command_needs(argv, env))
+    needed.extend(path_needs(env))
     needed.append(os.path.dirname(os.path.abspath(__file__)))  # the plugin, for pytest
     masked = (*hide, *_MASKED)
     visible = tuple(
@@ -156,15 +157,44 @@ def command_needs(argv: Sequence[str], env: Mapping[str, str]) -> list[str]:
     # folder, HOME say), the file alone can be
     out: list[str] = [os.path.abspath(f) for f in files]
     for path in files:
-        folder = os.path.dirname(os.path.abspath(path))
-        out.append(folder)
-        if os.path.basename(folder) == "bin":
-            out.append(os.path.dirname(folder))  # the installation's prefix
-        for venv in _venvs(folder):
-            out.append(venv)
-            home = _venv_home(venv)
-            if home:
-                out += [os.path.dirname(home), os.path.dirname(os.path.realpath(home))]
+        out += _folder_needs(os.path.dirname(os.path.abspath(path)))
+    return out
+
+
+def path_needs(env: Mapping[str, str]) -> list[str]:
+    """What the programs on the run's PATH need: each PATH folder that is a virtual
+    environment's or a Python installation's ``bin``, with that environment or
+    installation. A command that starts ``python`` itself (``sh -c``, ``make``, ``tox``)
+    finds it as an activated environment would."""
+    out: list[str] = []
+    for entry in (env.get("PATH") or "").split(os.pathsep):
+        if not os.path.isabs(entry) or not os.path.isdir(entry):
+            continue
+        parent = os.path.dirname(entry)
+        python = any(n.startswith("python3") for n in _listdir(os.path.join(parent, "lib")))
+        if _venvs(entry) or (os.path.basename(entry) == "bin" and python):
+            out += _folder_needs(entry)
+    return out
+
+
+def _listdir(folder: str) -> list[str]:
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []
+
+
+def _folder_needs(folder: str) -> list[str]:
+    """A program's folder, the installation prefix above a ``bin``, the virtual
+    environment it is in and the Python installation that environment names."""
+    out = [folder]
+    if os.path.basename(folder) == "bin":
+        out.append(os.path.dirname(folder))  # the installation's prefix
+    for venv in _venvs(folder):
+        out.append(venv)
+        home = _venv_home(venv)
+        if home:
+            out += [os.path.dirname(home), os.path.dirname(os.path.realpath(home))]
     return out
 
 

@@ -873,3 +873,17 @@ def test_a_run_that_writes_runner_configuration_for_the_runs_after_it_is_caught(
         "runner configuration added during the run: src/sitecustomize.py" in d
         for d in doc["details"]
     ), doc["details"]
+
+
+def test_a_virtualenv_in_the_work_tree_on_path_is_found_by_a_command_that_starts_python(
+    repo: Repo,
+) -> None:
+    # the work tree is hidden from the runs; the environment on PATH is bound back
+    repo.product(APP)
+    venv = repo.path / ".venv"  # made after the commit: it is not part of the candidate
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    script = "import sys; open('prefix.local', 'a').write(sys.prefix + chr(10))"
+    path = f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}"
+    _, doc, kept = repo.judge_kept("--", "sh", "-c", f'python -c "{script}"', env={"PATH": path})
+    assert doc["class"] == "accept", doc["reason"]
+    assert markers(kept, "prefix.local") == [str(venv)] * 2
