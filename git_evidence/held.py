@@ -135,8 +135,6 @@ def runner_config_files(space: str) -> dict[str, str]:
     """Every runner configuration file in a workspace (``conftest.py``,
     ``sitecustomize.py``, ``*.pth``, …), path → sha256 (a link: its text). A run that
     writes one changes what every later run in that workspace loads."""
-    import hashlib
-
     from git_evidence.runner_files import RUNNER_CONFIG
 
     found: dict[str, str] = {}
@@ -147,14 +145,7 @@ def runner_config_files(space: str) -> dict[str, str]:
             rel = os.path.relpath(full, space)
             if RUNNER_CONFIG.fullmatch(rel.lower()) is None:
                 continue
-            try:
-                if os.path.islink(full):
-                    found[rel] = "link:" + os.readlink(full)
-                    continue
-                with open(full, "rb") as handle:
-                    found[rel] = hashlib.sha256(handle.read()).hexdigest()
-            except OSError:
-                found[rel] = "unreadable"
+            found[rel] = sandbox.file_state(full) or "missing"
     return found
 
 

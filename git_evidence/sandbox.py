@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import stat
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
@@ -385,16 +386,30 @@ def _islink(directory: str, name: str) -> bool:
 
 def _note(state: dict[str, str], git_dir: str, rel: str) -> None:
     path = os.path.join(git_dir, rel)
+    found = file_state(path)
+    if found is not None:
+        state[path] = found
+
+
+def file_state(path: str) -> str | None:
+    """A file's sha256, a link's text (``link:…``), what else stands there, or None
+    when nothing does. Never follows a link, never blocks on a FIFO: a run may have put
+    either where the judge looks."""
     try:
         if os.path.islink(path):
-            state[path] = "link:" + os.readlink(path)
-            return
-        with open(path, "rb") as handle:
-            state[path] = hashlib.sha256(handle.read()).hexdigest()
+            return "link:" + os.readlink(path)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
-        return
+        return None
     except OSError as exc:
-        state[path] = f"unreadable: {exc.strerror}"
+        return f"unreadable: {exc.strerror}"
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return "not a regular file"
+        digest = hashlib.sha256()
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+        return digest.hexdigest()
 
 
 def state_changes(before: Mapping[str, str], after: Mapping[str, str]) -> list[str]:
