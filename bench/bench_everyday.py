@@ -80,6 +80,23 @@ def text(rng: random.Random, size: int, head: str) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
+def edit(rng: random.Random, data: bytes, serial: int) -> bytes:
+    """``data`` with a few lines replaced, inserted or removed: the edits of a real
+    history, which git stores as short deltas from the newest version."""
+    lines = data.split(b"\n")
+    for _ in range(rng.randint(1, 6)):
+        at = rng.randrange(len(lines))
+        line = " ".join(rng.choices(WORDS, k=rng.randint(2, 11))).encode()
+        kind = rng.random()
+        if kind < 0.5:
+            lines[at] = line
+        elif kind < 0.85 or len(lines) < 3:
+            lines.insert(at, line + b"  # %d" % serial)
+        else:
+            del lines[at]
+    return b"\n".join(lines)
+
+
 def golden_paths(rng: random.Random) -> list[str]:
     """Golden paths and sizes as a formatter's test data lays them out."""
     groups = ("cases", "miscellaneous", "preview", "py_310", "py_312", "jupyter", "line_ranges")
@@ -143,17 +160,14 @@ def build(repo: Path, more: int = 0) -> list[str]:
     first["README.md"] = b"# a formatter\n"
     writer = Writer(repo)
     writer.commit(first, "initial import")
+    current = dict(first)
     for n in range(1, COMMITS):
         if n % 13 == 0:  # a golden change, alone (an evidence writer's commit)
-            changes = {
-                g: text(rng, rng.randint(500, 9_000), f"# {g} {n}")
-                for g in rng.sample(goldens, rng.randint(1, 4))
-            }
+            paths = rng.sample(goldens, rng.randint(1, 4))
         else:
-            changes = {
-                p: text(rng, rng.randint(2_000, 60_000), f"# {p} {n}")
-                for p in rng.sample(product, min(len(product), int(rng.paretovariate(1.6))))
-            }
+            paths = rng.sample(product, min(len(product), int(rng.paretovariate(1.6))))
+        changes = {p: edit(rng, current[p], n) for p in paths}
+        current.update(changes)
         writer.commit(changes, f"change {n}")
     if more:
         extra = random.Random(more)
@@ -239,22 +253,31 @@ def bench_push(base: Path, runs: int) -> None:
 
 
 def bench_check(base: Path, runs: int) -> None:
-    work = WORK / "everyday-check"
-    if not (work / ".git").exists():
-        clone(base, work)
-        git(work, "config", "evidence.trusted", "true")
+    """``check`` of the last RANGE commits: in a clone holding the lock of the range's
+    base (what a clone that fetched the server's notes has), and in one without."""
     span = f"HEAD~{RANGE}..HEAD"
+    clones = {}
+    for locked in (True, False):
+        work = WORK / f"everyday-check-{'locked' if locked else 'bare'}"
+        if not (work / ".git").exists():
+            clone(base, work)
+            git(work, "config", "evidence.trusted", "true")
+            if locked:
+                subprocess.run([*EVIDENCE, "lock", f"HEAD~{RANGE}", "-q"], cwd=work, check=True)
+        clones[locked] = work
 
-    def check() -> Run:
-        return measure([*EVIDENCE, "check", span], work)
+    def check(locked: bool) -> Callable[[], Run]:
+        return lambda: measure([*EVIDENCE, "check", span], clones[locked])
 
     def log() -> Run:
-        return measure(["git", "log", "--raw", "--no-renames", "--format=%H", span], work)
+        return measure(["git", "log", "--raw", "--no-renames", "--format=%H", span], clones[True])
 
-    check()
-    log()
-    ours, theirs = alternate(runs, check, log)
-    row(f"check of {RANGE} commits", ours, theirs, "git log --raw", 3.0)
+    for locked in (True, False):
+        check(locked)()
+        log()
+        ours, theirs = alternate(runs, check(locked), log)
+        what = "lock of the base fetched" if locked else "no lock fetched"
+        row(f"check of {RANGE} commits, {what}", ours, theirs, "git log --raw", 3.0)
 
 
 def bench_lock(base: Path, goldens: list[str], runs: int) -> None:
