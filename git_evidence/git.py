@@ -46,6 +46,13 @@ DROPPED_ENV = ("GIT_GRAFT_FILE", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_CONFIG_P
 COMMAND_LINE_CONFIG = "GIT_CONFIG_PARAMETERS"
 
 
+# The settings this tool reads (`evidence.*`), read once a process (`Git._settings`).
+SETTINGS_SECTION = "evidence"
+_SETTINGS: dict[tuple[str, tuple[tuple[str, str], ...]], dict[str, list[str | None]]] = {}
+# How git reads a boolean setting's common spellings (any case).
+_BOOL_WORDS = {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False}
+_BOOL_WORDS[""] = False  # `trusted =`: false, as git reads it
+
 # Plain raw rows, both object ids, no rename guessing, no user diff drivers.
 RAW_DIFF = (
     "-r",
@@ -128,6 +135,8 @@ class Git:
         env: Mapping[str, str] | None = None,
     ) -> tuple[int, bytes]:
         cmd = self._cmd(args)
+        if args and args[0] == "config" and not any(a.startswith("--get") for a in args):
+            _SETTINGS.clear()  # a write: what was read may have changed
         try:
             proc = subprocess.run(
                 cmd,
@@ -153,14 +162,52 @@ class Git:
 
     def config_get(self, key: str) -> str | None:
         """``key``'s value, from the config files or ``git -c KEY=VALUE``."""
+        values = self._settings(key)
+        if values is not None:
+            value = values[-1] if values else None
+            return None if value is None else value.strip()
         code, out = self.run("config", "--get", key, ok_codes=(0, 1), env=self.config_env)
         return out.decode("utf-8", "surrogateescape").strip() if code == 0 else None
 
     def config_bool(self, key: str) -> bool:
+        values = self._settings(key)
+        if values is not None:
+            if not values:
+                return False
+            if values[-1] is None:  # `[evidence] trusted`, no `=`: true, as git reads it
+                return True
+            word = values[-1].lower()
+            if word in _BOOL_WORDS:
+                return _BOOL_WORDS[word]
+            # anything else (a number, a typo) is git's to read, or to refuse
         code, out = self.run(
             "config", "--type=bool", "--get", key, ok_codes=(0, 1), env=self.config_env
         )
         return code == 0 and out.strip() == b"true"
+
+    def _settings(self, key: str) -> list[str | None] | None:
+        """Every value of ``evidence.NAME`` in order (None: a key without ``=``), from
+        one ``git config --get-regexp`` of the whole section, read once a process for
+        this repository and environment: a hook asks for three or four settings, each
+        a git process before. None for a key outside the section (git answers it)."""
+        section, dot, name = key.partition(".")
+        if section.lower() != SETTINGS_SECTION or not dot or "." in name:
+            return None
+        where = (self.cwd or os.getcwd(), tuple(sorted(self.config_env.items())))
+        found = _SETTINGS.get(where)
+        if found is None:
+            code, out = self.run(
+                "config", "-z", "--get-regexp", r"^evidence\.", ok_codes=(0, 1), env=self.config_env
+            )
+            found = {}
+            for item in out.split(b"\0") if code == 0 else []:
+                if not item:
+                    continue
+                raw_key, newline, raw_value = item.partition(b"\n")
+                value = raw_value.decode("utf-8", "surrogateescape") if newline else None
+                found.setdefault(raw_key.decode("utf-8", "surrogateescape"), []).append(value)
+            _SETTINGS[where] = found
+        return found.get(f"{SETTINGS_SECTION}.{name.lower()}", [])
 
     def git_path(self, name: str) -> str:
         """``git rev-parse --git-path``: honours core.hooksPath for ``hooks``."""

@@ -18,7 +18,7 @@ from git_evidence.lock import (
     previous_lock,
     read_lock,
 )
-from git_evidence.manifest import Drift, build_manifest, compare, root_trees, tree_ids
+from git_evidence.manifest import Drift, Listed, build_manifest, compare, root_trees, tree_ids
 from git_evidence.oids import Oid
 from git_evidence.policy import Policy
 from git_evidence.slots import Slotted
@@ -95,7 +95,11 @@ def lock_facts(
         if lock is None and found is not None and summary is not None:
             lock = read_lock(git, found, cache, cat.read(found.blob))  # its hashes are reused
         _, base_files = build_manifest(git, base, roots, exclude, lock, trees=base_trees)
-        _, new_files = build_manifest(git, new, roots, exclude, lock, trees=new_trees)
+        # Built on the base's own manifest: only what differs from it is listed and read
+        # (with no lock fetched, every blob was read twice before).
+        _, new_files = build_manifest(
+            git, new, roots, exclude, Listed(base_trees, base_files), trees=new_trees
+        )
         facts.breach = compare(base_files, new_files)
     return facts
 

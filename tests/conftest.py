@@ -211,9 +211,10 @@ def evidence_process(
 def _in_process(
     cwd: Path, args: list[str], input: bytes | None, env: dict[str, str]
 ) -> subprocess.CompletedProcess[str]:
-    from git_evidence import cli, lock
+    from git_evidence import cli, git, lock
 
     lock._COMMON_DIRS.clear()  # a process of its own starts without what another found
+    git._SETTINGS.clear()
     with _as_a_process(cwd, env, input) as (stdout, stderr):
         try:
             code = cli.main(args)
