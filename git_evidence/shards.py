@@ -102,6 +102,9 @@ def merge(parts: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
     by_id = {p["id"]: _property(p) for p in props}
     merged = dict(docs[0])
     merged.pop("shard", None)
+    held = [d["pythonpath"] for d in docs if isinstance(d.get("pythonpath"), list)]
+    if held:  # a shard that ran nothing held no run
+        merged["pythonpath"] = held[0]
     undecided = [(n, d) for n, d in ordered if d.get("class") == verdict.UNDECIDED]
     signals = _signals(docs, rank)
     klass = verdict.UNDECIDED if undecided else verdict.classify(signals)
