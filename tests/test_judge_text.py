@@ -8,6 +8,7 @@ workspace), a changed fixture is one file, and a draft policy is tried with
 # ruff: noqa: F811 - the `repo` fixture is imported for pytest and named by each test
 from __future__ import annotations
 
+import json
 import shlex
 import subprocess
 import sys
@@ -272,3 +273,34 @@ def test_a_draft_policy_that_does_not_parse_is_exit_2_naming_the_file(
     result = evidence(repo.path, "judge", "--policy", str(draft), env=FAST)
     assert result.returncode == 2
     assert str(draft) in result.stderr and "judge.repeat" in result.stderr, result.stderr
+
+
+def test_the_parts_of_a_draft_judgement_merge_but_are_never_noted(
+    repo: Repo, tmp_path: Path
+) -> None:
+    draft = tmp_path / "draft.toml"
+    draft.write_text(DRAFT)
+    repo.product(APP)
+    part = tmp_path / "part.json"
+    shard = evidence(
+        repo.path,
+        "judge",
+        "--policy",
+        str(draft),
+        "--property",
+        "drafted",
+        "--shard",
+        "1/1",
+        "--out",
+        str(part),
+        env=FAST,
+    )
+    assert shard.returncode == 1, shard.stdout + shard.stderr
+    merged = evidence(repo.path, "judge", "--merge", str(part), "--format", "json", env=FAST)
+    assert merged.returncode == 1, merged.stdout + merged.stderr
+    doc = json.loads(merged.stdout)
+    assert doc["policy"]["source"] == f"draft policy {draft} (not in force)"
+    assert doc["reason"] == "property drafted: seed 1 failed on every run: exit 1"
+    noted = evidence(repo.path, "judge", "--merge", str(part), "--note", env=FAST)
+    assert noted.returncode == 2, noted.stdout + noted.stderr
+    assert f"judged under the draft policy {draft} (not in force)" in noted.stderr
