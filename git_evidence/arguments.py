@@ -406,6 +406,7 @@ def _add_judge(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="the base (default: merge-base of CANDIDATE with [rules].base); the policy, "
         "pin and ledger are read there",
     )
+    _add_draft(p)
     p.add_argument("--property", action="append", metavar="ID", help="run only these properties")
     p.add_argument("--repeat", type=int, metavar="N", help="runs per seed (at least 2)")
     seeds = p.add_mutually_exclusive_group()

@@ -1,7 +1,8 @@
 """The failure fingerprint (SPEC §11.6), defined once for ``judge``, ``freeze add`` and
 ``freeze status``. Pure.
 
-A fingerprint names *how* a test failed, stable from run to run: the test id, its
+A fingerprint names *how* a test failed, stable from run to run: the test id (pytest's
+node id, as ``outcomes`` reads it from JUnit; the property id without JUnit), its
 outcome, the failure type and the first line of the failure message with the parts
 that change every run (numbers, addresses, ids) replaced by ``#``. A digest of a run's
 whole output is no fingerprint: timings and addresses make it differ every run."""

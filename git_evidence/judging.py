@@ -100,13 +100,16 @@ def changed_paths(git: Git, base: str, treeish: str) -> tuple[paths.Change, ...]
 
 
 def evidence_signals(
-    policy: Policy, changes: Sequence[paths.Change]
+    policy: Policy, changes: Sequence[paths.Change], before: Sequence[Drift]
 ) -> tuple[dict[str, Any], Signals]:
-    """What the changes say before anything runs: paths by class, and the evidence
-    rewrites, fixture changes and held paths among them."""
+    """What the changes and the exported workspace say before anything runs: paths by
+    class, and the evidence rewrites, held paths, fixture changes and drift from the pin
+    among them."""
     classifier = policy.classifier()
     by_class: dict[paths.PathClass, list[str]] = {}
-    rewrite, breach, held = [], [], []
+    rewrite: list[str] = []
+    breach: list[str] = []
+    held: list[str] = []
     for change in changes:
         klass = classifier.classify_change(change).klass
         by_class.setdefault(klass, []).append(change.path)
@@ -118,13 +121,29 @@ def evidence_signals(
         elif klass == paths.TEST and policy.added_test != "allow":
             held.append(f"added test: {change.path}")
         elif klass == paths.FIXTURE:
-            breach.append(f"fixture changed by the candidate: {change.path}")
+            breach.append(change.path)
         elif klass == paths.OTHER and policy.other_path != "allow":
             held.append(f"other: {change.path}")
     evidence = {"paths": {k: sorted(v) for k, v in sorted(by_class.items())}}
     return evidence, Signals(
-        oracle_rewrite=tuple(rewrite), fixture_breach=tuple(breach), held=tuple(held)
+        oracle_rewrite=tuple(rewrite),
+        fixture_breach=breach_before(breach, before),
+        held=tuple(held),
     )
+
+
+def breach_before(changed: Sequence[str], before: Sequence[Drift]) -> tuple[str, ...]:
+    """One line a file: the fixtures the candidate changes and the workspace's drift
+    from the pin (a changed fixture drifts too: one line says both)."""
+    drifted = {d.path: d for d in before}
+    lines = []
+    for path in sorted({*changed, *drifted}):
+        item = drifted.get(path)
+        if path in changed:
+            lines.append(f"fixture changed by the candidate: {item.describe() if item else path}")
+        elif item is not None:
+            lines.append(f"drift: {item.describe()}")
+    return tuple(lines)
 
 
 def run_properties(
@@ -296,7 +315,10 @@ def judged(
     and the sessions every run reported."""
     failures = [
         *signals.misses,
-        *(f"{p}: seed {s} failed on every run" for p, s in signals.counterexamples),
+        *(
+            f"{p}: seed {s} failed on every run" + signals.what_failed(p, s)
+            for p, s in signals.counterexamples
+        ),
         *(
             f"{f.property}: {f.test_id} seed {f.seed} gave different outcomes, no freeze"
             for f in signals.flakes

@@ -1,19 +1,26 @@
 """What a run leaves behind, read after it: its output's digest, its JUnit XML (test id
-``classname::name`` → passed, failed, error or skipped, from pytest's or Surefire's
-reports), and the files it may write claims to (hits, retries, import origins). Pure
-but for reading those files."""
+→ passed, failed, error or skipped, from pytest's or Surefire's reports), and the files
+it may write claims to (hits, retries, import origins). Pure but for reading those
+files and looking, inside the run's workspace, for the test modules JUnit names.
+
+A test id is pytest's node id (``tests/test_a.py::TestX::test_y``) wherever one can be
+told: JUnit's dotted ``classname`` (``tests.test_a.TestX``) is turned back into a path by
+the longest prefix that is a ``.py`` file of the workspace. Anything else (Surefire's
+Java classes, a module the workspace does not have) keeps ``classname::name``."""
 
 from __future__ import annotations
 
 import hashlib
 import os
 import stat
+from collections.abc import Callable, Sequence
 from typing import IO, NamedTuple
 
 PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
 FAILING = frozenset({FAILED, ERROR})
 JUNIT_MAX_BYTES = 64 << 20
 CLAIM_MAX_BYTES = 16 << 20  # hits, retries and origins files
+MAX_CLASS_PARTS = 64  # a classname's dotted parts looked for as folders and modules
 
 
 class CaseResult(NamedTuple):
@@ -38,7 +45,11 @@ def _open_regular(path: str) -> IO[bytes]:
         raise
 
 
-def read_junit(path: str) -> tuple[dict[str, CaseResult] | None, str | None]:
+def read_junit(
+    path: str, workspace: str | None = None
+) -> tuple[dict[str, CaseResult] | None, str | None]:
+    """The JUnit XML a run wrote, its test ids as node ids of ``workspace`` where the
+    workspace has the module a classname names."""
     try:
         with _open_regular(path) as handle:
             data = handle.read(JUNIT_MAX_BYTES + 1)
@@ -47,14 +58,64 @@ def read_junit(path: str) -> tuple[dict[str, CaseResult] | None, str | None]:
     if len(data) > JUNIT_MAX_BYTES:
         return None, f"the JUnit XML is more than {JUNIT_MAX_BYTES} bytes"
     try:
-        return parse_junit(data), None
+        return parse_junit(data, module_parts(workspace) if workspace else None), None
     except ValueError as exc:
         return None, f"the JUnit XML is unreadable: {exc}"
 
 
-def parse_junit(data: bytes) -> dict[str, CaseResult]:
-    """Test id (``classname::name``) → outcome, from JUnit XML (pytest's, Surefire's).
-    A test listed twice keeps its worst outcome. ValueError when it is not JUnit."""
+ModuleParts = Callable[[Sequence[str]], int]
+
+
+def module_parts(workspace: str) -> ModuleParts:
+    """How many leading parts of a dotted classname name a test module of the
+    workspace (``a.b.c.D``: 3 when ``a/b/c.py`` is a file there; 0 when none does). The
+    classname is the run's claim: only parts that are identifiers are looked at (no
+    ``..``, no ``/``), each folder on the way must be a folder and the module a regular
+    file, none of them a link; nothing is read, and nothing outside the workspace is
+    looked at."""
+    known: dict[tuple[str, ...], int] = {}
+
+    def kind(path: str) -> int:
+        try:
+            return os.lstat(path).st_mode
+        except (OSError, ValueError):
+            return 0
+
+    def count(parts: Sequence[str]) -> int:
+        key = tuple(parts[:MAX_CLASS_PARTS])
+        if key in known:
+            return known[key]
+        found, folder = 0, workspace
+        for index, part in enumerate(key):
+            if not part.isidentifier():
+                break
+            if stat.S_ISREG(kind(os.path.join(folder, part + ".py"))):
+                found = index + 1
+            folder = os.path.join(folder, part)
+            if not stat.S_ISDIR(kind(folder)):
+                break
+        known[key] = found
+        return found
+
+    return count
+
+
+def node_id(classname: str, name: str, modules: ModuleParts | None = None) -> str:
+    """A JUnit test case's id: pytest's node id (``a/b/c.py::D::name``) when the
+    leading parts of ``classname`` name a module (``modules``), else
+    ``classname::name`` (or ``name`` alone without a classname)."""
+    if not classname:
+        return name
+    parts = classname.split(".")
+    length = modules(parts) if modules is not None else 0
+    if not length:
+        return f"{classname}::{name}"
+    return "::".join(["/".join(parts[:length]) + ".py", *parts[length:], name])
+
+
+def parse_junit(data: bytes, modules: ModuleParts | None = None) -> dict[str, CaseResult]:
+    """Test id (``node_id``) → outcome, from JUnit XML (pytest's, Surefire's). A test
+    listed twice keeps its worst outcome. ValueError when it is not JUnit."""
     import xml.etree.ElementTree as ElementTree  # only JUnit properties pay for it
 
     if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
@@ -68,9 +129,7 @@ def parse_junit(data: bytes) -> dict[str, CaseResult]:
     rank = {PASSED: 0, SKIPPED: 1, FAILED: 2, ERROR: 3}
     tests: dict[str, CaseResult] = {}
     for case in root.iter("testcase"):
-        name = case.get("name", "")
-        classname = case.get("classname", "")
-        test_id = f"{classname}::{name}" if classname else name
+        test_id = node_id(case.get("classname", ""), case.get("name", ""), modules)
         found = CaseResult(PASSED)
         for child in case:
             if child.tag in ("failure", "error"):

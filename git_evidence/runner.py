@@ -220,7 +220,7 @@ def run_once(
         for fd in fds:
             os.close(fd)
     code, output, duration = outcome
-    tests, problem = read_junit(junit_file) if junit else (None, None)
+    tests, problem = read_junit(junit_file, cwd) if junit else (None, None)
     return Run(
         seed,
         run,

@@ -102,6 +102,9 @@ def merge(parts: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
     by_id = {p["id"]: _property(p) for p in props}
     merged = dict(docs[0])
     merged.pop("shard", None)
+    held = [d["pythonpath"] for d in docs if isinstance(d.get("pythonpath"), list)]
+    if held:  # a shard that ran nothing held no run
+        merged["pythonpath"] = held[0]
     undecided = [(n, d) for n, d in ordered if d.get("class") == verdict.UNDECIDED]
     signals = _signals(docs, rank)
     klass = verdict.UNDECIDED if undecided else verdict.classify(signals)
@@ -117,7 +120,13 @@ def merge(parts: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
         )
     else:
         why = verdict.explain(
-            klass, signals, base=str(merged["base"]), props=by_id, during_run=bool(after), runs=runs
+            klass,
+            signals,
+            base=str(merged["base"]),
+            props=by_id,
+            during_run=bool(after),
+            runs=runs,
+            pythonpath=[str(p) for p in merged.get("pythonpath") or ()],
         )
     fresh = [f for f in signals.flakes if f.freeze is None]
     merged.update(
@@ -134,6 +143,7 @@ def merge(parts: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
             },
             "properties": props,
             "counterexamples": [{"property": p, "seed": s} for p, s in signals.counterexamples],
+            "failing": [f.as_json() for f in signals.failing],
             "misses": list(signals.misses),
             "flaky": [f.as_json() for f in signals.flakes],
             # printed only when the base flakes too: the part that re-ran it says so
@@ -276,6 +286,7 @@ def _signals(docs: Sequence[Mapping[str, Any]], rank: Mapping[Pair, int]) -> ver
     cases: list[Pair] = []
     flakes: list[verdict.Flake] = []
     unexplained: list[str] = []
+    failing: list[verdict.Failing] = []
     for doc in docs:
         klass = doc.get("class")
         index = doc["shard"]["index"]
@@ -285,6 +296,12 @@ def _signals(docs: Sequence[Mapping[str, Any]], rank: Mapping[Pair, int]) -> ver
             ]
         misses += [str(m) for m in doc.get("misses") or ()]
         cases += [(str(c["property"]), int(c["seed"])) for c in doc.get("counterexamples") or ()]
+        failing += [
+            verdict.Failing(
+                str(f["property"]), int(f["seed"]), tuple(map(str, f["tests"])), tuple(f["codes"])
+            )
+            for f in doc.get("failing") or ()
+        ]
         part_flakes = [
             verdict.Flake(
                 f["property"],
@@ -316,6 +333,7 @@ def _signals(docs: Sequence[Mapping[str, Any]], rank: Mapping[Pair, int]) -> ver
         counterexamples=tuple(sorted(cases, key=lambda c: rank.get(c, 0))),
         flakes=tuple(sorted(flakes, key=lambda f: rank.get((f.property, f.seed), 0))),
         unexplained=tuple(unexplained),
+        failing=tuple(sorted(failing, key=lambda f: rank.get((f.property, f.seed), 0))),
     )
 
 

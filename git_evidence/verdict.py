@@ -21,11 +21,12 @@ import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from git_evidence import scorecard
 from git_evidence.errors import EvidenceError
 from git_evidence.fingerprint import exit_fingerprint, fingerprint
+from git_evidence.properties import JUNIT_PLACEHOLDER
 from git_evidence.records import RecordError, iso_utc, parse_canonical
 
 if TYPE_CHECKING:  # data types only
@@ -100,9 +101,39 @@ class Flake:
         }
 
 
+class Failing(NamedTuple):
+    """What failed on every run of a counterexample's seed: with JUnit, the tests that
+    failed in each run; else (or when no test failed in all of them) the exit codes."""
+
+    property: str
+    seed: int
+    tests: tuple[str, ...]
+    codes: tuple[int | str, ...]  # the runs' distinct exit codes, in order
+
+    def text(self, most: int = 3) -> str:
+        """``a::t, b::u and 2 more``, or ``exit 1`` (``exit 1, timeout``)."""
+        if self.tests:
+            shown = ", ".join(self.tests[:most])
+            more = len(self.tests) - most
+            return f"{shown} and {more} more" if more > 0 else shown
+        return "exit " + ", ".join(str(c) for c in self.codes)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "property": self.property,
+            "seed": self.seed,
+            "tests": list(self.tests),
+            "codes": list(self.codes),
+        }
+
+
+PIN_MOVED = "the pin in force at the base changed during the run"
+
+
 @dataclass(frozen=True)
 class Signals:
-    """Everything the class depends on. Each field lists what fired (empty: nothing)."""
+    """Everything the class depends on. Each field lists what fired (empty: nothing);
+    ``failing`` only says what the counterexamples' runs failed on (no class reads it)."""
 
     patch_invalid: bool = False
     oracle_rewrite: tuple[str, ...] = ()
@@ -112,6 +143,11 @@ class Signals:
     counterexamples: tuple[tuple[str, int], ...] = ()  # (property, seed)
     flakes: tuple[Flake, ...] = ()
     unexplained: tuple[str, ...] = ()  # failures no frozen flake accounts for
+    failing: tuple[Failing, ...] = ()  # one per counterexample
+
+    def what_failed(self, prop_id: str, seed: int) -> str:
+        found = next((f for f in self.failing if (f.property, f.seed) == (prop_id, seed)), None)
+        return f": {found.text()}" if found is not None else ""
 
 
 def classify(signals: Signals) -> str:
@@ -235,6 +271,7 @@ def signals_from_runs(
     counterexamples: list[tuple[str, int]] = []
     flakes: list[Flake] = []
     unexplained: list[str] = []
+    failing: list[Failing] = []
     for result in results:
         prop = result.prop
         for fixture in result.fixtures:
@@ -256,6 +293,7 @@ def signals_from_runs(
         for seed, runs in result.seeds.items():
             if runs and all(r.failed for r in runs):
                 counterexamples.append((prop.id, seed))
+                failing.append(failed_on_every_run(prop.id, seed, runs))
                 continue
             pairs = seed_flakes(prop.id, prop.junit, runs)
             if not pairs:
@@ -268,7 +306,10 @@ def signals_from_runs(
                 )
             for run in runs:
                 if run.failed and not _run_explained(prop.id, run, frozen):
-                    unexplained.append(f"{prop.id}: seed {seed} run {run.run}")
+                    unexplained.append(
+                        f"{prop.id}: run {run.run} of {len(runs)} of seed {seed} failed, "
+                        "and no freeze in force explains it"
+                    )
     base = evidence or Signals()
     return Signals(
         base.patch_invalid,
@@ -279,7 +320,21 @@ def signals_from_runs(
         tuple(counterexamples),
         tuple(flakes),
         tuple(unexplained),
+        tuple(failing),
     )
+
+
+def failed_on_every_run(prop_id: str, seed: int, runs: Sequence[Run]) -> Failing:
+    """The tests that failed (or erred) in every run of the seed, when every run has
+    JUnit; the runs' exit codes otherwise."""
+    tests: tuple[str, ...] = ()
+    if runs and all(r.tests is not None for r in runs):
+        each = [
+            {t for t, case in (r.tests or {}).items() if case.outcome in ("failed", "error")}
+            for r in runs
+        ]
+        tests = tuple(sorted(set.intersection(*each)))
+    return Failing(prop_id, seed, tests, tuple(dict.fromkeys(r.code for r in runs)))
 
 
 def _fixture_miss(prop_id: str, fixture: FixtureRun) -> str:
@@ -328,6 +383,24 @@ def freeze_line(prop: JudgeProperty, flake: Flake, writer: str | None = None) ->
             *prop.command,
         ]
     )
+
+
+REPRODUCE_JUNIT = "junit.xml"  # where a printed reproduce command writes its JUnit XML
+
+
+def reproduce_line(prop: JudgeProperty, seed: int, pythonpath: Sequence[str] = ()) -> str:
+    """The property's command on one seed as a shell runs it from the root of an export
+    of the candidate: the variables each run got (the import roots first on
+    PYTHONPATH, hits to nowhere) and, for ``{junitxml}``, a file of the export."""
+    env = [f"PYTHONPATH={':'.join(pythonpath)}"] if pythonpath else []
+    env += [
+        f"EVIDENCE_SEED={seed}",
+        "EVIDENCE_RUN=1",
+        f"PYTHONHASHSEED={seed % 2**32}",
+        "EVIDENCE_HITS_FILE=/dev/null",
+    ]
+    command = [a.replace(JUNIT_PLACEHOLDER, REPRODUCE_JUNIT) for a in prop.command]
+    return " ".join([*env, shlex.join(command)])
 
 
 # -- the record ----------------------------------------------------------------------------
@@ -470,6 +543,7 @@ def explain(
     during_run: bool = False,
     runs: int = 0,
     writer: str | None = None,
+    pythonpath: Sequence[str] = (),
 ) -> Explanation:
     short = base[:12]
     if klass == PATCH_INVALID:
@@ -490,9 +564,12 @@ def explain(
         )
     if klass == FIXTURE_BREACH:
         when = "changed during the run" if during_run else "before any run"
+        files = sum(1 for line in signals.fixture_breach if line != PIN_MOVED)
+        counted = [f"{files} file(s)"] if files else []
+        if PIN_MOVED in signals.fixture_breach:
+            counted.append("and the pin in force moved" if files else "the pin in force moved")
         return Explanation(
-            f"the bytes under the lock roots differ from the pin ({when}): "
-            f"{len(signals.fixture_breach)} difference(s)",
+            f"the bytes under the lock roots differ from the pin ({when}): {' '.join(counted)}",
             signals.fixture_breach,
             (
                 "read the drift and stop: the product writes into its own fixtures while "
@@ -527,13 +604,21 @@ def explain(
                 "read the failing runs and fix the product.",
             )
         prop_id, seed = signals.counterexamples[0]
-        command = shlex.join(props[prop_id].command) if prop_id in props else "the command"
+        command = (
+            reproduce_line(props[prop_id], seed, pythonpath)
+            if prop_id in props
+            else f"EVIDENCE_SEED={seed} PYTHONHASHSEED={seed % 2**32} and the command"
+        )
         return Explanation(
-            f"property {prop_id}: seed {seed} failed on every run",
-            tuple(f"{p}: seed {s} failed on every run" for p, s in signals.counterexamples),
-            f"keep seed {seed} as a counterexample (EVIDENCE_SEED={seed} "
-            f"PYTHONHASHSEED={seed % 2**32} {command}) and fix the product; a seed that "
-            "always fails is never frozen.",
+            f"property {prop_id}: seed {seed} failed on every run"
+            + signals.what_failed(prop_id, seed),
+            tuple(
+                f"{p}: seed {s} failed on every run" + signals.what_failed(p, s)
+                for p, s in signals.counterexamples
+            ),
+            f"keep seed {seed} as a counterexample and fix the product; a seed that always "
+            "fails is never frozen. To reproduce it, run at the root of an export of the "
+            f"candidate: {command}",
         )
     if klass == FLAKE_FROZEN:
         until = min(str(f.freeze["until"]) for f in signals.flakes if f.freeze is not None)
@@ -600,6 +685,9 @@ def to_text(record: Mapping[str, Any]) -> str:
         f"  base {str(record['base'])[:12]}, candidate {str(record['candidate'])[:19]}, "
         f"pin {pin_text}"
     )
+    source = str((record.get("policy") or {}).get("source", ""))
+    if source.startswith("draft policy "):
+        lines.append(f"  policy: {source}")
     if (record.get("sandbox") or {}).get("kind") == "none":
         lines.append(
             "  unsandboxed: the candidate ran with the judge's own rights "

@@ -615,7 +615,7 @@ def test_a_junit_flake_names_the_test_and_its_freeze_shares_the_fingerprint(
     flaky_on_main(repo)
     _, doc = repo.judge("--property", "junit")
     assert doc["class"] == "flake_candidate", doc["reason"]
-    test_id = "tests.properties.test_prop::test_seeded_property"
+    test_id = "tests/properties/test_prop.py::test_seeded_property"  # pytest's node id
     assert [f["test_id"] for f in doc["flaky"]] == [test_id]
     assert f"--test {test_id} --runs 2 --seed 0" in doc["freeze_line"]
     assert "--junitxml={junitxml}" in doc["freeze_line"]

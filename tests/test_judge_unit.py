@@ -4,6 +4,7 @@ the on-disk manifest the workspace is compared with."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from datetime import datetime, timedelta, timezone
@@ -19,7 +20,7 @@ from git_evidence.errors import PolicyError
 from git_evidence.fingerprint import exit_fingerprint, fingerprint, normalize_message
 from git_evidence.ledger import Freeze
 from git_evidence.manifest import Entry, compare
-from git_evidence.outcomes import CaseResult, parse_junit
+from git_evidence.outcomes import CaseResult, module_parts, node_id, parse_junit, read_junit
 from git_evidence.outcomes import read_hits as _read_hits
 from git_evidence.policy import parse_policy
 from git_evidence.properties import JudgeProperty
@@ -203,6 +204,65 @@ def test_runs_that_agree_on_exit_but_not_on_junit_are_a_flake() -> None:
     assert [p[0] for p in verdict.seed_flakes("j", True, runs)] == ["t::a"]
 
 
+def test_a_counterexample_names_the_tests_that_failed_on_every_run_of_its_seed() -> None:
+    ok, boom = CaseResult("passed"), CaseResult("failed", "AssertionError", "no")
+    err = CaseResult("error", "E", "setup")
+    runs = [
+        run(0, 1, 1, {"t.py::a": boom, "t.py::b": boom, "t.py::c": err}),
+        run(0, 2, 1, {"t.py::a": boom, "t.py::b": ok, "t.py::c": err}),
+        run(0, 3, 1, {"t.py::a": boom, "t.py::b": boom, "t.py::c": err}),
+    ]
+    s = verdict.signals_from_runs([PropertyRuns(JPROP, {0: runs})], {})
+    assert s.failing == (verdict.Failing("j", 0, ("t.py::a", "t.py::c"), (1,)),)
+    why = verdict.explain(verdict.PROPERTY_FAIL, s, base="b" * 40, props={"j": JPROP})
+    assert why.reason == "property j: seed 0 failed on every run: t.py::a, t.py::c"
+    assert why.details == ("j: seed 0 failed on every run: t.py::a, t.py::c",)
+    assert classify(s) == classify(dataclasses.replace(s, failing=()))  # no class reads it
+
+
+def test_a_counterexample_without_junit_or_one_common_test_names_the_exit_codes() -> None:
+    plain = PropertyRuns(PROP, {1: [run(1, 1, 1), run(1, 2, "timeout"), run(1, 3, 1)]})
+    assert verdict.signals_from_runs([plain], {}).failing == (
+        verdict.Failing("p", 1, (), (1, "timeout")),
+    )
+    a, b = CaseResult("failed"), CaseResult("passed")
+    apart = PropertyRuns(JPROP, {0: [run(0, n, 1, {"x": a if n % 2 else b}) for n in (1, 2, 3)]})
+    [failing] = verdict.signals_from_runs([apart], {}).failing
+    assert failing.tests == () and failing.text() == "exit 1"
+    many = verdict.Failing("j", 0, tuple(f"t{i}" for i in range(5)), (1,))
+    assert many.text() == "t0, t1, t2 and 2 more"
+
+
+def test_an_unexplained_failure_says_which_run_of_how_many_and_why() -> None:
+    runs = [run(0, 1, 0), run(0, 2, 1), run(0, 3, 2)]
+    frozen = verdict.active_freezes(
+        [freeze("p", exit_fingerprint("p", 1))], datetime.now(timezone.utc)
+    )
+    s = verdict.signals_from_runs([PropertyRuns(PROP, {0: runs})], frozen)
+    assert s.unexplained == ("p: run 3 of 3 of seed 0 failed, and no freeze in force explains it",)
+
+
+def test_the_reproduce_command_replaces_the_junit_placeholder_and_sets_the_runs_variables() -> None:
+    prop = JudgeProperty("j", ("python", "-m", "pytest", "--junitxml={junitxml}"), (0,), 2, 1.0)
+    line = verdict.reproduce_line(prop, 2**32 + 3, ("src", "lib"))
+    assert line == (
+        "PYTHONPATH=src:lib EVIDENCE_SEED=4294967299 EVIDENCE_RUN=1 PYTHONHASHSEED=3 "
+        "EVIDENCE_HITS_FILE=/dev/null python -m pytest --junitxml=junit.xml"
+    )
+    assert verdict.reproduce_line(PROP, 0).startswith("EVIDENCE_SEED=0 ")
+
+
+def test_a_fixture_breach_counts_files_and_says_when_the_pin_moved() -> None:
+    lines = ("fixture changed by the candidate: a: modified (1 -> 2)", "drift: b: added (- -> 3)")
+    why = verdict.explain(
+        verdict.FIXTURE_BREACH, Signals(fixture_breach=lines), base="b" * 40, props={}
+    )
+    assert why.reason.endswith("(before any run): 2 file(s)")
+    moved = Signals(fixture_breach=(lines[0], verdict.PIN_MOVED))
+    why = verdict.explain(verdict.FIXTURE_BREACH, moved, base="b" * 40, props={}, during_run=True)
+    assert why.reason.endswith("(changed during the run): 1 file(s) and the pin in force moved")
+
+
 def test_a_must_fail_fixture_that_passes_or_times_out_is_a_miss() -> None:
     prop = JudgeProperty("p", ("cmd",), (0,), 2, 1.0, must_fail=("f",))
     for code, missed in ((1, False), (0, True), ("timeout", True)):
@@ -256,6 +316,67 @@ def test_junit_maps_test_ids_to_outcomes_worst_first() -> None:
     assert tests["tests.test_a::test_err"].outcome == "error"
     assert tests["tests.test_a::test_skip"].outcome == "skipped"
     assert tests["tests.test_a::test_ok"].outcome == "failed"  # listed twice: the worst
+
+
+def test_junit_classnames_become_node_ids_where_the_workspace_has_the_module(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "tests/pkg").mkdir(parents=True)
+    (tmp_path / "tests/test_a.py").write_text("")
+    (tmp_path / "tests/pkg/test_b.py").write_text("")
+    (tmp_path / "tests/pkg.py").write_text("")  # a shorter prefix that is a module too
+    modules = module_parts(str(tmp_path))
+    assert node_id("tests.test_a", "test_x[1-2]", modules) == "tests/test_a.py::test_x[1-2]"
+    assert node_id("tests.test_a.TestX", "t", modules) == "tests/test_a.py::TestX::t"
+    assert node_id("tests.pkg.test_b.T.U", "t", modules) == "tests/pkg/test_b.py::T::U::t"
+    assert node_id("com.example.FooTest", "t", modules) == "com.example.FooTest::t"  # Surefire
+    assert node_id("tests", "t", modules) == "tests::t"  # a folder is no module
+    assert node_id("", "t", modules) == "t"
+    assert node_id("tests.test_a", "t") == "tests.test_a::t"  # no workspace: as JUnit says
+    xml = tmp_path / "junit.xml"
+    xml.write_text('<testsuite><testcase classname="tests.test_a" name="t"/></testsuite>')
+    assert read_junit(str(xml), str(tmp_path))[0] == {"tests/test_a.py::t": CaseResult("passed")}
+    assert read_junit(str(xml))[0] == {"tests.test_a::t": CaseResult("passed")}
+
+
+def test_a_hostile_classname_makes_the_judge_look_only_inside_the_workspace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    space, outside = tmp_path / "ws", tmp_path / "outside"
+    (space / "real").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "test_out.py").write_text("")
+    (space / "real/test_r.py").write_text("")
+    os.symlink(outside, space / "linked")
+    os.symlink(outside / "test_out.py", space / "test_alias.py")
+    looked: list[str] = []
+    real_lstat = os.lstat
+
+    def lstat(path: str, *args: object, **kw: object) -> os.stat_result:
+        looked.append(path)
+        return real_lstat(path)
+
+    monkeypatch.setattr(os, "lstat", lstat)
+    modules = module_parts(str(space))
+    for classname in (
+        "..",
+        "....tmp.outside.test_out",
+        "linked.test_out",
+        "test_alias",
+        "real/../../outside.test_out",
+        "real.test_r/..",
+        "/etc.passwd",
+        "real\x00.x",
+        "a" * 5000,
+        ".".join(["real"] * 200),
+    ):
+        assert node_id(classname, "t", modules) == f"{classname}::t"
+    assert node_id("real.test_r.C", "t", modules) == "real/test_r.py::C::t"
+    assert looked, "the module check ran"
+    prefix = str(space) + os.sep
+    for path in looked:
+        assert path.startswith(prefix) and ".." not in Path(path).relative_to(space).parts
+    assert len(looked) < 400  # a classname of many parts is looked at once, to 64 parts
 
 
 def test_junit_with_entities_or_garbage_is_refused() -> None:

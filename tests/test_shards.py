@@ -256,6 +256,11 @@ def test_real_shards_merge_into_the_unsharded_class_and_runs(judged: Work, tmp_p
     assert record["class"] == expected["class"] == verdict.PROPERTY_FAIL
     assert runs_of(record) == runs_of(expected)
     assert record["counterexamples"] == expected["counterexamples"]
+    # what failed, and how to reproduce it, as the unsharded judgement says it
+    assert record["failing"] == expected["failing"]
+    said = "property thirds: seed 1 failed on every run: exit 1"
+    assert record["reason"] == expected["reason"] == said
+    assert record["next"] == expected["next"] and "PYTHONPATH=src " in record["next"]
     assert [f["seed"] for f in record["flaky"]] == [4]
     assert record["shards"]["count"] == 3 and "shard" not in record
     shown = evidence(judged.path, "show-verdict", "HEAD", "--format", "json")

@@ -36,6 +36,8 @@ from git_evidence import (
 )
 from git_evidence.context import (
     client_policy_rev,
+    draft_policy,
+    is_draft,
     policy_at,
     require_commit,
     sealed_policy,
@@ -62,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
     _check_usage(args, command)
     refs = git.refs()
     candidate = None if args.patch else require_commit(git, args.candidate or "HEAD")
-    policy, base = judge_base(git, refs, args.base, candidate or require_commit(git, "HEAD"))
+    draft = draft_policy(args.policy) if args.policy else None
+    policy, base = judge_base(git, refs, args.base, candidate or require_commit(git, "HEAD"), draft)
     props = select_properties(policy, args, command)
     shard = None
     if args.shard:
@@ -103,6 +106,9 @@ def _print(record: dict[str, Any], fmt: str) -> None:
 def _merged(git: Git, args: argparse.Namespace) -> int:
     record = shards.merge([(path, shards.load(path)) for path in args.merge])
     candidate = require_commit(git, record["candidate"]) if args.note else None
+    source = str((record.get("policy") or {}).get("source", ""))
+    if args.note and (args.policy or source.startswith("draft policy ")):
+        raise _draft_note(source if not args.policy else "")
     policy = sealed_policy(git) or policy_at(git, record["base"])
     _publish(git, policy, record, candidate, args)
     _print(record, args.format)
@@ -120,6 +126,8 @@ def _check_usage(args: argparse.Namespace, command: list[str]) -> None:
             "a shard's partial record is no verdict: it is never noted",
             fix="note the merged record: git evidence judge --merge PART… --note",
         )
+    if args.note and args.policy:
+        raise _draft_note("")
     if args.note and args.patch:
         raise UsageError(
             "--note stores the verdict on the candidate commit, and a patch has none",
@@ -139,12 +147,26 @@ def _check_usage(args: argparse.Namespace, command: list[str]) -> None:
         )
 
 
+def _draft_note(source: str) -> UsageError:
+    """A verdict judged under a draft is never noted: a note is the verdict in force."""
+    what = (
+        f"the parts were judged under the {source}"
+        if source
+        else "--policy FILE is a draft (not in force)"
+    )
+    return UsageError(
+        f"--note publishes the verdict, and {what}",
+        fix="try the draft without --note; note a verdict once the policy is in force",
+    )
+
+
 def judge_base(
-    git: Git, refs: dict[str, Oid], base_arg: str | None, head: Oid
+    git: Git, refs: dict[str, Oid], base_arg: str | None, head: Oid, draft: Policy | None = None
 ) -> tuple[Policy, Oid]:
     """``--base``, else the merge-base of the candidate with ``rules.base`` (the
-    remote's copy when this clone has one); and the policy there, unless sealed."""
-    sealed = sealed_policy(git)
+    remote's copy when this clone has one); and the policy there, unless sealed, or a
+    draft (``--policy FILE``) replaces it."""
+    sealed = draft or sealed_policy(git)
     guide_rev = None
     if base_arg:
         base = require_commit(git, base_arg)
@@ -194,7 +216,8 @@ def select_properties(
         if missing:
             raise UsageError(
                 f"no property {', '.join(missing)} (known: {', '.join(known) or 'none'})",
-                fix="name a [[judge.property]] id of the base's policy",
+                fix="name a [[judge.property]] id of the "
+                + ("draft policy" if is_draft(policy) else "base's policy"),
             )
         props = tuple(known[i] for i in dict.fromkeys(args.property))
     if not props:
@@ -279,15 +302,11 @@ def _judge_in(
             return _record(facts, verdict.PATCH_INVALID, why, signals, [], {}, clock, sealed)
     facts["candidate_tree"] = reader.text("rev-parse", f"{treeish}^{{tree}}")
     changes = judging.changed_paths(reader, base, treeish)
-    evidence, first = judging.evidence_signals(policy, changes)
     first_ws = area.workspace(1)
     workspace.export_tree(reader, treeish, first_ws)
     before = judging.drift(first_ws, pin, policy)
     drift: dict[str, Any] = {"before": [judging.drift_json(d) for d in before], "after": []}
-    first = replace(
-        first,
-        fixture_breach=first.fixture_breach + tuple(f"drift: {d.describe()}" for d in before),
-    )
+    evidence, first = judging.evidence_signals(policy, changes, before)
     if not verdict.runs_before_runs(first):
         klass = verdict.classify(first)
         why = verdict.explain(klass, first, base=base, props=by_id)
@@ -316,6 +335,7 @@ def _judge_in(
         env=env,
     )
     facts["sandbox"] = hold.box.as_json()
+    facts["pythonpath"] = list(hold.pythonpath)
     env["EVIDENCE_PACKAGES"] = ",".join(held.top_packages(first_ws, hold.pythonpath))
     loaded = held.runner_config_files(first_ws)
     results = judging.run_properties(props, spaces, area, env, _progress(), hold)
@@ -332,7 +352,7 @@ def _judge_in(
     breach = tuple(f"changed during the run: {d.describe()}" for d in after.values())
     breach += tuple(held.runner_config_written(loaded, spaces))
     if lock.find_lock(git, policy.notes_ref, base) != judging.lock_ref(pin):
-        breach += ("the pin in force at the base changed during the run",)
+        breach += (verdict.PIN_MOVED,)
     freezes = {}
     if verdict.any_disagreement(results):  # only then is the ledger read
         now = datetime.now(timezone.utc)
@@ -347,7 +367,14 @@ def _judge_in(
     writer = _freeze_writer(git) if klass == verdict.FLAKE_CANDIDATE else None
     facts["freeze_writer"] = writer
     why = verdict.explain(
-        klass, signals, base=base, props=by_id, during_run=bool(breach), runs=runs, writer=writer
+        klass,
+        signals,
+        base=base,
+        props=by_id,
+        during_run=bool(breach),
+        runs=runs,
+        writer=writer,
+        pythonpath=hold.pythonpath,
     )
     extra = {"evidence": evidence, "drift": drift}
     return _record(facts, klass, why, signals, results, extra, clock, sealed)
@@ -388,6 +415,7 @@ def _record(
         "drift": extra.get("drift", {"before": [], "after": []}),
         "properties": [verdict.property_json(r) for r in results],
         "counterexamples": [{"property": p, "seed": s} for p, s in signals.counterexamples],
+        "failing": [f.as_json() for f in signals.failing],
         "misses": list(signals.misses),
         "flaky": [f.as_json() for f in signals.flakes],
         "freeze_allowed": False,
