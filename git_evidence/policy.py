@@ -17,15 +17,12 @@ from typing import Any, Final, Literal, NamedTuple, cast
 from git_evidence import paths
 from git_evidence.errors import PolicyError
 from git_evidence.globs import has_wildcard, ref_glob_regex
-from git_evidence.labels import MAX_RETRIES
 from git_evidence.paths import Classifier, PathClass
 from git_evidence.properties import JudgeConfig, judge_section
-from git_evidence.records import record_digest
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib  # type: ignore[import-not-found, no-redef, unused-ignore]
+# The TOML parser, the records (the digest) and the labels' limits are imported where
+# they are used: a repository without a policy file, and the agent's hook, which
+# classifies and never digests, start without them.
 
 POLICY_FILE = ".git-evidence.toml"
 # A rule's decision, in order of severity (SPEC §6): what a finding decides
@@ -190,6 +187,8 @@ class Policy(NamedTuple):
 
     @property
     def digest(self) -> str:
+        from git_evidence.records import record_digest
+
         return record_digest(self.as_dict())
 
 
@@ -305,6 +304,11 @@ TABLE_KEYS: dict[str, set[str]] = {
 
 def parse_policy(data: bytes, source: str) -> Policy:
     """Parse and validate policy bytes; any problem is a PolicyError naming the line."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib  # type: ignore[import-not-found, no-redef, unused-ignore]
+
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -472,6 +476,8 @@ def _plain_path(reader: _Reader, table: str, key: str, value: object) -> str:
 def _labels(reader: _Reader, table: dict[str, Any]) -> dict[str, Any]:
     """``[labels]`` (SPEC §12): the sealed test labels, the retry quota, the retries a
     nondeterministic test may use."""
+    from git_evidence.labels import MAX_RETRIES
+
     out: dict[str, Any] = {}
     if "path" in table:
         out["labels_path"] = _plain_path(reader, "labels", "path", table["path"])
