@@ -1,0 +1,132 @@
+"""``git evidence guard``: the agent's own hook. Reads one pre-tool-use event on stdin
+(Claude Code's ``PreToolUse``, Gemini CLI's ``BeforeTool``), or judges ``--path P…``
+for any other agent's hook, and denies a write to evidence, runner configuration or
+existing test code: exit 2 and one line on stderr, or with ``--json`` Claude Code's
+deny answer on stdout and exit 0. It allows in silence (exit 0).
+
+It runs before every tool call, so it is cheap: no argparse (``cli.hook_args``),
+nothing imported before it is needed, and git only when the call writes a path
+(``rev-parse`` for the top, the policy as the client hooks read it, and one
+``cat-file --batch-check`` when whether a test file exists decides)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING
+
+from git_evidence import console, guard
+from git_evidence.errors import GitError
+from git_evidence.guard import Target
+
+if TYPE_CHECKING:
+    import argparse
+
+    from git_evidence.git import Git
+    from git_evidence.oids import Oid
+
+GLOB_CHARS = frozenset("*?[")
+MAX_GLOB_MATCHES = 10_000  # a shell word's matches judged; past that, the word as written
+
+
+def run(args: argparse.Namespace) -> int:
+    as_json = bool(args.json) or args.format == "json"
+    if args.paths:
+        cwd = os.getcwd()
+        found = [Target(path, "--path") for path in args.paths]
+        where = args.repo or cwd
+    else:
+        event = guard.parse_event(sys.stdin.buffer.read())
+        cwd = os.path.abspath(event.cwd) if event.cwd else os.getcwd()
+        found = guard.targets(event)
+        # Claude Code names the project it guards for its hooks; the agent's own `cd`
+        # (the event's cwd follows it) does not take the session out of it.
+        where = args.repo or os.environ.get("CLAUDE_PROJECT_DIR") or cwd
+    if not found:
+        return 0
+    top = _top(where)
+    if top is None:  # no work tree: nothing there is evidence
+        if args.verbose:
+            console.say(f"guard allowed: {where} is not in a git work tree")
+        return 0
+    resolved = [(t, p) for t, p in _resolved(found, cwd, top) if p is not None]
+    if not resolved:
+        return 0
+    from git_evidence.context import client_policy
+    from git_evidence.git import Git
+
+    git = Git(cwd=top)
+    refs = git.refs()
+    policy = client_policy(git, None, refs)
+    denials = guard.judge(resolved, policy, lambda paths: _existing(git, top, refs, paths))
+    if not denials:
+        if args.verbose:
+            shown = ", ".join(guard.show(p) for _t, p in resolved)
+            console.say(f"guard allowed: {shown} (policy: {policy.source})")
+        return 0
+    line = guard.deny_line(denials)
+    if as_json:
+        print(guard.deny_json(line))
+        return 0
+    sys.stderr.write(line + "\n")
+    return guard.DENY_EXIT
+
+
+def _top(where: str) -> str | None:
+    """The real path of the work tree holding ``where``; None when there is none (not
+    a repository, a bare one). Any other failure of git is an error: nothing allowed."""
+    from git_evidence.git import Git
+
+    if not os.path.isdir(where):
+        return None
+    done = Git(cwd=where).attempt("rev-parse", "--show-toplevel")
+    if done.returncode == 0:
+        return os.path.realpath(os.fsdecode(done.stdout.rstrip(b"\n")))
+    if b"not a git repository" in done.stderr or b"must be run in a work tree" in done.stderr:
+        return None
+    raise GitError(list(done.args), done.returncode, done.stdout, done.stderr)
+
+
+def _resolved(found: list[Target], cwd: str, top: str) -> list[tuple[Target, str | None]]:
+    out: list[tuple[Target, str | None]] = []
+    for target in found:
+        for one in _globbed(target, cwd):
+            out.append((one, guard.resolve(one, cwd, top, os.path.realpath)))
+    return out
+
+
+def _globbed(target: Target, cwd: str) -> list[Target]:
+    """A shell word with a wildcard as the paths the shell would give (as written
+    when nothing matches, as the shell does)."""
+    if not target.shell or not GLOB_CHARS & set(target.given):
+        return [target]
+    import glob
+
+    pattern = os.path.join(guard.directory(target, cwd), os.path.expanduser(target.given))
+    matches = glob.glob(pattern)[:MAX_GLOB_MATCHES]
+    return [target._replace(given=m, cwd="") for m in matches] or [target]
+
+
+def _existing(git: Git, top: str, refs: dict[str, Oid], paths: list[str]) -> set[str]:
+    """Which of ``paths`` are test code already: in HEAD or at the base (where the
+    policy is read), spelled as given or as a disk that folds case spells it."""
+    from git_evidence.context import client_policy_rev
+
+    revs = ["HEAD"]
+    base = client_policy_rev(git, None, refs)
+    if base is not None:
+        revs.append(base)
+    specs: list[str] = []
+    owners: list[str] = []
+    for path in paths:
+        spellings = {path}
+        if os.path.lexists(os.path.join(top, path)):
+            spelled = guard.disk_spelling(top, path, os.listdir)
+            if spelled is not None:
+                spellings.add(spelled)
+        for spelling in sorted(spellings):
+            for rev in revs:
+                specs.append(f"{rev}:{spelling}")
+                owners.append(path)
+    hits = git.batch_check(specs)
+    return {owner for owner, hit in zip(owners, hits, strict=True) if hit is not None}
