@@ -276,8 +276,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--repo",
         metavar="DIR",
-        help="the repository to guard (default: $CLAUDE_PROJECT_DIR, else the "
-        "event's cwd, else the current directory)",
+        help="the repository to guard (default: $CLAUDE_PROJECT_DIR or "
+        "$GEMINI_PROJECT_DIR, else the event's cwd, else the current directory)",
     )
     add_format(p, help="output format (default: text); json is --json")
 

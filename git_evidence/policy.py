@@ -476,14 +476,14 @@ def _plain_path(reader: _Reader, table: str, key: str, value: object) -> str:
 def _labels(reader: _Reader, table: dict[str, Any]) -> dict[str, Any]:
     """``[labels]`` (SPEC §12): the sealed test labels, the retry quota, the retries a
     nondeterministic test may use."""
-    from git_evidence.labels import MAX_RETRIES
-
     out: dict[str, Any] = {}
     if "path" in table:
         out["labels_path"] = _plain_path(reader, "labels", "path", table["path"])
     if "quota_path" in table:
         out["quota_path"] = _plain_path(reader, "labels", "quota_path", table["quota_path"])
     if "retries" in table:
+        from git_evidence.labels import MAX_RETRIES
+
         value = table["retries"]
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_RETRIES:
             raise reader.fail(

@@ -22,6 +22,7 @@ READ_ONLY = "the evidence path is read-only for this session"
 def outside_any_agent(monkeypatch: pytest.MonkeyPatch) -> None:
     """The suite may itself run under an agent: its project is not the one judged."""
     monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    monkeypatch.delenv("GEMINI_PROJECT_DIR", raising=False)
 
 
 def event(tool: str, cwd: Path | str, **tool_input: object) -> bytes:
@@ -360,6 +361,37 @@ def test_the_project_claude_names_is_guarded_whatever_the_agents_cwd(
     result = guard(elsewhere, data, env={"CLAUDE_PROJECT_DIR": str(work.path)})
     denied(result, "evidence-untrusted", "tests/fixtures/a.json", "fixture")
     assert guard(elsewhere, data, "--repo", str(work.path)).returncode == 2
+
+
+def test_a_gemini_cli_event_is_judged_in_the_project_gemini_names(
+    work: Work, tmp_path: Path
+) -> None:
+    data = json.dumps(
+        {
+            "session_id": "g",
+            "transcript_path": "/t.json",
+            "cwd": str(tmp_path),
+            "hook_event_name": "BeforeTool",
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            "tool_name": "replace",
+            "tool_input": {
+                "file_path": str(work.path / "tests" / "goldens" / "out.txt"),
+                "old_string": "golden",
+                "new_string": "whatever the code prints",
+            },
+        }
+    ).encode()
+    result = guard(tmp_path, data, env={"GEMINI_PROJECT_DIR": str(work.path)})
+    denied(result, "evidence-untrusted", "tests/goldens/out.txt", "fixture")
+    shell = json.dumps(
+        {
+            "hook_event_name": "BeforeTool",
+            "cwd": str(work.path),
+            "tool_name": "run_shell_command",
+            "tool_input": {"command": "rm a.json", "dir_path": "tests/fixtures"},
+        }
+    ).encode()
+    denied(guard(work.path, shell), "evidence-untrusted", "tests/fixtures/a.json", "fixture")
 
 
 # -- the shell ------------------------------------------------------------------------

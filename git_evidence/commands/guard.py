@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from git_evidence.oids import Oid
 
 GLOB_CHARS = frozenset("*?[")
+PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR")  # set by each agent for its hooks
 MAX_GLOB_MATCHES = 10_000  # a shell word's matches judged; past that, the word as written
 
 
@@ -39,9 +40,9 @@ def run(args: argparse.Namespace) -> int:
         event = guard.parse_event(sys.stdin.buffer.read())
         cwd = os.path.abspath(event.cwd) if event.cwd else os.getcwd()
         found = guard.targets(event)
-        # Claude Code names the project it guards for its hooks; the agent's own `cd`
+        # The agent names the project it guards for its hooks; the agent's own `cd`
         # (the event's cwd follows it) does not take the session out of it.
-        where = args.repo or os.environ.get("CLAUDE_PROJECT_DIR") or cwd
+        where = args.repo or next((os.environ[n] for n in PROJECT_VARS if os.environ.get(n)), cwd)
     if not found:
         return 0
     top = _top(where)
