@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from typing import TYPE_CHECKING
 
 from git_evidence import console, guard
@@ -21,12 +22,14 @@ from git_evidence.guard import Target
 
 if TYPE_CHECKING:
     import argparse
+    import subprocess
 
     from git_evidence.git import Git
     from git_evidence.oids import Oid
 
 GLOB_CHARS = frozenset("*?[")
 PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR")  # set by each agent for its hooks
+SEALED_KEY = "evidence.policyFile"  # what context.sealed_policy reads
 MAX_GLOB_MATCHES = 10_000  # a shell word's matches judged; past that, the word as written
 
 
@@ -43,9 +46,11 @@ def run(args: argparse.Namespace) -> int:
         # The agent names the project it guards for its hooks; the agent's own `cd`
         # (the event's cwd follows it) does not take the session out of it.
         where = args.repo or next((os.environ[n] for n in PROJECT_VARS if os.environ.get(n)), cwd)
-    if not found:
+    if not found or not os.path.isdir(where):
         return 0
-    top = _top(where)
+    ahead = _Ahead(where)
+    _import_the_policy()  # meanwhile git answers on the other core
+    top = ahead.top()
     if top is None:  # no work tree: nothing there is evidence
         if args.verbose:
             console.say(f"guard allowed: {where} is not in a git work tree")
@@ -54,10 +59,8 @@ def run(args: argparse.Namespace) -> int:
     if not resolved:
         return 0
     from git_evidence.context import client_policy
-    from git_evidence.git import Git
 
-    git = Git(cwd=top)
-    refs = git.refs()
+    git, refs = ahead.answers(top)
     policy = client_policy(git, None, refs)
     denials = guard.judge(resolved, policy, lambda paths: _existing(git, top, refs, paths))
     if not denials:
@@ -73,19 +76,75 @@ def run(args: argparse.Namespace) -> int:
     return guard.DENY_EXIT
 
 
-def _top(where: str) -> str | None:
-    """The real path of the work tree holding ``where``; None when there is none (not
-    a repository, a bare one). Any other failure of git is an error: nothing allowed."""
-    from git_evidence.git import Git
+def _import_the_policy() -> None:
+    """What reading the policy imports, and its TOML parser (policy.py imports that
+    only when a file is parsed)."""
+    import git_evidence.context  # noqa: F401
 
-    if not os.path.isdir(where):
-        return None
-    done = Git(cwd=where).attempt("rev-parse", "--show-toplevel")
-    if done.returncode == 0:
-        return os.path.realpath(os.fsdecode(done.stdout.rstrip(b"\n")))
-    if b"not a git repository" in done.stderr or b"must be run in a work tree" in done.stderr:
-        return None
-    raise GitError(list(done.args), done.returncode, done.stdout, done.stderr)
+    if sys.version_info >= (3, 11):
+        import tomllib  # noqa: F401
+
+
+class _Ahead:
+    """The three questions every judged call asks git first (where the top of the
+    work tree is; every ref; the sealed policy file, ``git config
+    evidence.policyFile``), asked at once, each by a thread of its own, while this
+    process imports the policy: git answers on the other core meanwhile. The refs and
+    the sealed file go to ``context.client_policy`` as they are."""
+
+    def __init__(self, where: str) -> None:
+        from git_evidence.git import Git
+
+        self._git = Git(cwd=where)
+        self._top: subprocess.CompletedProcess[bytes] | None = None
+        self._refs: dict[str, Oid] = {}
+        self._sealed: str | None = None
+        self._errors: list[Exception | None] = [None, None, None]
+        self._threads = [threading.Thread(target=self._ask, args=(n,)) for n in (0, 1, 2)]
+        for thread in self._threads:
+            thread.start()
+
+    def _ask(self, which: int) -> None:
+        try:
+            if which == 0:
+                self._top = self._git.attempt("rev-parse", "--show-toplevel")
+            elif which == 1:
+                self._refs = self._git.refs()
+            else:
+                self._sealed = self._git.config_get(SEALED_KEY)
+        except Exception as exc:  # raised again where the answer is asked for
+            self._errors[which] = exc
+
+    def top(self) -> str | None:
+        """The real path of the work tree holding ``where``; None when there is none
+        (not a repository, a bare one). Any other failure of git is an error: nothing
+        is allowed."""
+        self._threads[0].join()
+        done = self._top
+        if done is None:
+            raise self._errors[0] or GitError(["git", "rev-parse"], 128, b"", b"")
+        if done.returncode == 0:
+            return os.path.realpath(os.fsdecode(done.stdout.rstrip(b"\n")))
+        if b"not a git repository" in done.stderr or b"must be run in a work tree" in done.stderr:
+            return None
+        raise GitError(list(done.args), done.returncode, done.stdout, done.stderr)
+
+    def answers(self, top: str) -> tuple[Git, dict[str, Oid]]:
+        """A git for ``top`` that knows the sealed policy file already, and the refs."""
+        from git_evidence.git import Git
+
+        for thread in self._threads[1:]:
+            thread.join()
+        for error in self._errors[1:]:
+            if error is not None:
+                raise error
+        sealed = self._sealed
+
+        class Answered(Git):
+            def config_get(self, key: str) -> str | None:
+                return sealed if key == SEALED_KEY else super().config_get(key)
+
+        return Answered(cwd=top), self._refs
 
 
 def _resolved(found: list[Target], cwd: str, top: str) -> list[tuple[Target, str | None]]:
