@@ -616,3 +616,27 @@ def test_a_file_write_starts_at_most_four_gits(work: Work, tmp_path: Path) -> No
         "test",
     )
     assert len(_git_starts(log)) <= 5, _git_starts(log)
+
+
+def test_started_by_hand_on_a_terminal_it_says_how_to_name_paths(work: Work) -> None:
+    import pty
+
+    controller, terminal = pty.openpty()
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "git_evidence", "guard"],
+            cwd=work.path,
+            stdin=terminal,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+        )
+    finally:
+        os.close(controller)
+        os.close(terminal)
+    assert result.returncode == 2
+    assert result.stderr.startswith(
+        "git-evidence: usage-error: guard reads one hook event on stdin"
+    )
+    assert "git evidence guard --path" in result.stderr

@@ -17,7 +17,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from git_evidence import console, guard
-from git_evidence.errors import GitError
+from git_evidence.errors import GitError, UsageError
 from git_evidence.guard import Target
 
 if TYPE_CHECKING:
@@ -40,6 +40,11 @@ def run(args: argparse.Namespace) -> int:
         found = [Target(path, "--path") for path in args.paths]
         where = args.repo or cwd
     else:
+        if sys.stdin.isatty():
+            raise UsageError(
+                "guard reads one hook event on stdin (an agent starts it so)",
+                fix="name the paths instead: git evidence guard --path P…",
+            )
         event = guard.parse_event(sys.stdin.buffer.read())
         cwd = os.path.abspath(event.cwd) if event.cwd else os.getcwd()
         found = guard.targets(event)
