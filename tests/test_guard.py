@@ -329,6 +329,48 @@ def test_loosening_the_policy_in_the_working_tree_changes_nothing(work: Work) ->
     )
 
 
+def test_without_a_remote_the_local_main_policy_is_the_one_in_force(tmp_path: Path) -> None:
+    repo = tmp_path / "local"
+    git(tmp_path, "init", "-q", str(repo))
+    local = Work(repo)
+    local.commit("strict", {".git-evidence.toml": '[paths]\nfixture = ["data/**"]\n'})
+    local.git("checkout", "-q", "-b", "agent")
+    local.commit("loosen on the agent's branch", {".git-evidence.toml": "[paths]\nfixture = []\n"})
+    data = event("Write", repo, file_path="data/x.csv", content="x")
+    denied(guard(repo, data), "evidence-untrusted", "data/x.csv", "fixture")
+
+
+def test_without_any_main_the_policy_of_head_is_the_one_in_force(tmp_path: Path) -> None:
+    repo = tmp_path / "trunk"
+    git(tmp_path, "init", "-q", "-b", "trunk", str(repo))
+    Work(repo).commit("policy", {".git-evidence.toml": '[paths]\nfixture = ["data/**"]\n'})
+    data = event("Write", repo, file_path="data/x.csv", content="x")
+    denied(guard(repo, data), "evidence-untrusted", "data/x.csv", "fixture")
+
+
+def test_a_base_that_names_another_base_branch_is_read_there(work: Work) -> None:
+    work.git("checkout", "-q", "-b", "release")
+    work.commit(
+        "release policy",
+        {
+            ".git-evidence.toml": '[paths]\nfixture = ["data/**"]\n'
+            '[rules]\nbase = "refs/heads/release"\n'
+            'protected = ["refs/heads/main", "refs/heads/release"]\n'
+        },
+    )
+    work.git("checkout", "-q", "main")
+    work.commit(
+        "main names release",
+        {
+            ".git-evidence.toml": '[rules]\nbase = "refs/heads/release"\n'
+            'protected = ["refs/heads/main", "refs/heads/release"]\n'
+        },
+    )
+    work.git("update-ref", "refs/remotes/origin/main", "HEAD")
+    data = event("Write", work.path, file_path="data/x.csv", content="x")
+    denied(guard(work.path, data), "evidence-untrusted", "data/x.csv", "fixture")
+
+
 def test_a_sealed_policy_is_the_one_in_force(work: Work, tmp_path: Path) -> None:
     sealed = tmp_path / "sealed.toml"
     sealed.write_text('[paths]\nfixture = ["data/**"]\n')

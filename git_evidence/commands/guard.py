@@ -5,9 +5,10 @@ existing test code: exit 2 and one line on stderr, or with ``--json`` Claude Cod
 deny answer on stdout and exit 0. It allows in silence (exit 0).
 
 It runs before every tool call, so it is cheap: no argparse (``cli.hook_args``),
-nothing imported before it is needed, and git only when the call writes a path
-(``rev-parse`` for the top, the policy as the client hooks read it, and one
-``cat-file --batch-check`` when whether a test file exists decides)."""
+nothing imported before it is needed, no git when the call writes no path, and
+otherwise the four questions the policy in force needs asked of git at once (see
+``_Ahead``), plus one ``cat-file --batch-check`` when whether a test file exists
+decides."""
 
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
 GLOB_CHARS = frozenset("*?[")
 PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR")  # set by each agent for its hooks
 SEALED_KEY = "evidence.policyFile"  # what context.sealed_policy reads
+# Where context.client_policy_rev reads the policy, first found first.
+POLICY_REFS = ("refs/remotes/origin/main", "refs/heads/main", "HEAD")
 MAX_GLOB_MATCHES = 10_000  # a shell word's matches judged; past that, the word as written
 
 
@@ -91,11 +94,13 @@ def _import_the_policy() -> None:
 
 
 class _Ahead:
-    """The three questions every judged call asks git first (where the top of the
-    work tree is; every ref; the sealed policy file, ``git config
-    evidence.policyFile``), asked at once, each by a thread of its own, while this
-    process imports the policy: git answers on the other core meanwhile. The refs and
-    the sealed file go to ``context.client_policy`` as they are."""
+    """The four questions every judged call asks git first, asked at once, each by a
+    thread of its own, while this process imports the policy (git answers on the other
+    core meanwhile): where the top of the work tree is; every ref; the sealed policy
+    file (``git config evidence.policyFile``); and the policy file of the commit the
+    client hooks read it from (``origin``'s main, else main, else HEAD), by that
+    commit's id. ``context.client_policy`` then decides with these answers, as it
+    would have asked them one after the other."""
 
     def __init__(self, where: str) -> None:
         from git_evidence.git import Git
@@ -104,8 +109,9 @@ class _Ahead:
         self._top: subprocess.CompletedProcess[bytes] | None = None
         self._refs: dict[str, Oid] = {}
         self._sealed: str | None = None
-        self._errors: list[Exception | None] = [None, None, None]
-        self._threads = [threading.Thread(target=self._ask, args=(n,)) for n in (0, 1, 2)]
+        self._blobs: dict[str, bytes | None] = {}  # commit id → its policy file's bytes
+        self._errors: list[Exception | None] = [None] * 4
+        self._threads = [threading.Thread(target=self._ask, args=(n,)) for n in range(4)]
         for thread in self._threads:
             thread.start()
 
@@ -115,10 +121,24 @@ class _Ahead:
                 self._top = self._git.attempt("rev-parse", "--show-toplevel")
             elif which == 1:
                 self._refs = self._git.refs()
-            else:
+            elif which == 2:
                 self._sealed = self._git.config_get(SEALED_KEY)
+            else:
+                self._policy_blob()
         except Exception as exc:  # raised again where the answer is asked for
             self._errors[which] = exc
+
+    def _policy_blob(self) -> None:
+        from git_evidence.git import CatFile
+        from git_evidence.policy import POLICY_FILE
+
+        with CatFile(self._git) as cat:
+            for name in POLICY_REFS:
+                named = cat.get(name)
+                if named is not None:
+                    blob = cat.get(f"{named[0]}:{POLICY_FILE}")
+                    self._blobs[named[0]] = blob[2] if blob and blob[1] == "blob" else None
+                    return
 
     def top(self) -> str | None:
         """The real path of the work tree holding ``where``; None when there is none
@@ -135,19 +155,25 @@ class _Ahead:
         raise GitError(list(done.args), done.returncode, done.stdout, done.stderr)
 
     def answers(self, top: str) -> tuple[Git, dict[str, Oid]]:
-        """A git for ``top`` that knows the sealed policy file already, and the refs."""
+        """A git for ``top`` that has the answers already, and the refs."""
         from git_evidence.git import Git
+        from git_evidence.policy import POLICY_FILE
 
         for thread in self._threads[1:]:
             thread.join()
         for error in self._errors[1:]:
             if error is not None:
                 raise error
-        sealed = self._sealed
+        sealed, blobs = self._sealed, self._blobs
 
         class Answered(Git):
             def config_get(self, key: str) -> str | None:
                 return sealed if key == SEALED_KEY else super().config_get(key)
+
+            def blob_at(self, rev: str, path: str) -> bytes | None:
+                if path == POLICY_FILE and rev in blobs:  # a commit's file never changes
+                    return blobs[rev]
+                return super().blob_at(rev, path)
 
         return Answered(cwd=top), self._refs
 
