@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
 from typing import TYPE_CHECKING
 
 from git_evidence import console, guard
@@ -103,6 +102,8 @@ class _Ahead:
     would have asked them one after the other."""
 
     def __init__(self, where: str) -> None:
+        import threading
+
         from git_evidence.git import Git
 
         self._git = Git(cwd=where)
