@@ -356,7 +356,12 @@ def _git(args: list[str], cwd: str) -> list[Written]:
         return []
     verb, rest = args[i], args[i + 1 :]
     paths: list[str] = []
-    if verb in ("checkout", "restore"):
+    staged_only = ("--staged" in rest or "-S" in rest) and not (
+        "--worktree" in rest or "-W" in rest
+    )
+    if verb == "restore" and staged_only:
+        paths = []  # the index alone: the work tree is not written
+    elif verb in ("checkout", "restore"):
         paths = rest[rest.index("--") + 1 :] if "--" in rest else _operands(rest, _CHECKOUT_VALUES)
     elif (verb == "rm" and "--cached" not in rest) or verb == "mv":
         paths = _operands(rest, frozenset())

@@ -682,3 +682,16 @@ def test_started_by_hand_on_a_terminal_it_says_how_to_name_paths(work: Work) -> 
         "git-evidence: usage-error: guard reads one hook event on stdin"
     )
     assert "git evidence guard --path" in result.stderr
+
+
+def test_install_agent_writes_through_a_settings_file_that_is_a_link(
+    work: Work, tmp_path: Path
+) -> None:
+    shared = tmp_path / "shared-settings.json"
+    shared.write_text('{"model": "opus"}\n')
+    (work.path / ".claude").mkdir()
+    os.symlink(shared, work.path / ".claude" / "settings.json")
+    assert evidence(work.path, "install", "--agent", "claude").returncode == 0
+    assert (work.path / ".claude" / "settings.json").is_symlink()
+    assert json.loads(shared.read_text())["model"] == "opus"
+    assert "PreToolUse" in json.loads(shared.read_text())["hooks"]

@@ -115,6 +115,7 @@ PASSED = [
     "git log -p -- tests/fixtures",
     "git status",
     "git checkout -b feature",
+    "git restore --staged tests/fixtures/a.json",
     "head -5 tests/goldens/out.txt",
     "wc -l tests/fixtures/*.json",
     "diff tests/fixtures/a.json /tmp/x.json",

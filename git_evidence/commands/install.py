@@ -147,10 +147,11 @@ def _install_agent(git: Git, args: argparse.Namespace) -> int:
         raise UsageError(f"{path}: cannot be read ({exc}); nothing was written") from None
     merged, changed = merge_claude_settings(text, path)
     if not args.dry_run and changed:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path + ".tmp", "w", encoding="utf-8") as handle:
+        target = os.path.realpath(path)  # a settings file that is a link: written through it
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target + ".tmp", "w", encoding="utf-8") as handle:
             handle.write(merged)
-        os.replace(path + ".tmp", path)
+        os.replace(target + ".tmp", target)
     if args.format == "json":
         done = {"agent": args.agent, "settings": path, "changed": changed}
         print(
