@@ -695,3 +695,10 @@ def test_install_agent_writes_through_a_settings_file_that_is_a_link(
     assert (work.path / ".claude" / "settings.json").is_symlink()
     assert json.loads(shared.read_text())["model"] == "opus"
     assert "PreToolUse" in json.loads(shared.read_text())["hooks"]
+
+
+def test_install_dry_run_without_agent_installs_nothing(work: Work) -> None:
+    result = evidence(work.path, "install", "--dry-run")
+    assert result.returncode == 2
+    assert "--dry-run is for --agent" in result.stderr
+    assert not (work.path / ".git" / "hooks" / "pre-commit").exists()

@@ -30,6 +30,10 @@ def run(args: argparse.Namespace) -> int:
     git = open_repo(args.repo)
     if getattr(args, "agent", None):
         return _install_agent(git, args)
+    if getattr(args, "dry_run", False):  # git's hooks have no dry run (yet): never install for real
+        raise UsageError(
+            "--dry-run is for --agent", fix="git evidence install --agent claude --dry-run"
+        )
     policy_file = getattr(args, "policy", None)
     if policy_file and not args.server:
         raise UsageError("--policy seals a server's policy", fix="use it with --server")
