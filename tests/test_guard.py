@@ -646,10 +646,10 @@ def test_a_call_that_writes_nothing_starts_no_git(work: Work, tmp_path: Path) ->
     assert _git_starts(log) == []
 
 
-def test_a_file_write_starts_at_most_four_gits(work: Work, tmp_path: Path) -> None:
+def test_a_file_write_starts_three_gits_at_most(work: Work, tmp_path: Path) -> None:
     env, log = _counting_git(tmp_path)
     allowed(guard(work.path, event("Write", work.path, file_path="src/new.py"), env=env))
-    assert len(_git_starts(log)) <= 4, _git_starts(log)
+    assert len(_git_starts(log)) <= 3, _git_starts(log)
     log.unlink()
     denied(
         guard(work.path, event("Edit", work.path, file_path="tests/test_app.py"), env=env),
@@ -657,7 +657,7 @@ def test_a_file_write_starts_at_most_four_gits(work: Work, tmp_path: Path) -> No
         "tests/test_app.py",
         "test",
     )
-    assert len(_git_starts(log)) <= 5, _git_starts(log)
+    assert len(_git_starts(log)) <= 3, _git_starts(log)
 
 
 def test_started_by_hand_on_a_terminal_it_says_how_to_name_paths(work: Work) -> None:

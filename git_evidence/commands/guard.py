@@ -6,12 +6,11 @@ deny answer on stdout and exit 0. It allows in silence (exit 0).
 
 It runs before every tool call, so it is cheap: no argparse (``cli.hook_args``),
 nothing imported before it is needed, no git when the call writes no path, and
-otherwise the four questions the policy in force needs asked of git at once (see
-``_Ahead``), plus one ``cat-file --batch-check`` when whether a test file exists
-decides."""
+otherwise three git processes started at once (see ``_Ahead``)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from typing import TYPE_CHECKING
@@ -26,6 +25,7 @@ if TYPE_CHECKING:
 
     from git_evidence.git import Git
     from git_evidence.oids import Oid
+    from git_evidence.policy import Policy
 
 GLOB_CHARS = frozenset("*?[")
 PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR")  # set by each agent for its hooks
@@ -55,21 +55,18 @@ def run(args: argparse.Namespace) -> int:
         where = args.repo or next((os.environ[n] for n in PROJECT_VARS if os.environ.get(n)), cwd)
     if not found or not os.path.isdir(where):
         return 0
-    ahead = _Ahead(where)
-    _import_the_policy()  # meanwhile git answers on the other core
-    top = ahead.top()
-    if top is None:  # no work tree: nothing there is evidence
-        if args.verbose:
-            console.say(f"guard allowed: {where} is not in a git work tree")
-        return 0
-    resolved = [(t, p) for t, p in _resolved(found, cwd, top) if p is not None]
-    if not resolved:
-        return 0
-    from git_evidence.context import client_policy
-
-    git, refs = ahead.answers(top)
-    policy = client_policy(git, None, refs)
-    denials = guard.judge(resolved, policy, lambda paths: _existing(git, top, refs, paths))
+    with _Ahead(where) as ahead:
+        _import_the_policy()  # meanwhile git answers on the other core
+        top = ahead.top()
+        if top is None:  # no work tree: nothing there is evidence
+            if args.verbose:
+                console.say(f"guard allowed: {where} is not in a git work tree")
+            return 0
+        resolved = [(t, p) for t, p in _resolved(found, cwd, top) if p is not None]
+        if not resolved:
+            return 0
+        policy, git, refs = ahead.policy(top)
+        denials = guard.judge(resolved, policy, lambda paths: ahead.existing(git, refs, paths))
     if not denials:
         if args.verbose:
             shown = ", ".join(guard.show(p) for _t, p in resolved)
@@ -93,36 +90,46 @@ def _import_the_policy() -> None:
 
 
 class _Ahead:
-    """The four questions every judged call asks git first, asked at once, each by a
-    thread of its own, while this process imports the policy (git answers on the other
-    core meanwhile): where the top of the work tree is; every ref; the sealed policy
-    file (``git config evidence.policyFile``); and the policy file of the commit the
-    client hooks read it from (``origin``'s main, else main, else HEAD), by that
-    commit's id. ``context.client_policy`` then decides with these answers, as it
-    would have asked them one after the other."""
+    """What every judged call asks git, asked at once by threads of their own while
+    this process imports the policy (git answers on the other core meanwhile): where
+    the top of the work tree is (``rev-parse``); the sealed policy file (``git config
+    evidence.policyFile``); and, through one ``cat-file --batch`` kept open for the
+    test files' existence, the refs the client hooks read the policy from (``origin``'s
+    main, main, else HEAD) and the policy file of the first, by its commit's id.
+
+    ``context.client_policy`` decides with these answers: it reads no other ref unless
+    the policy names another base branch, and then it is asked again with every ref."""
 
     def __init__(self, where: str) -> None:
         import threading
 
-        from git_evidence.git import Git
+        from git_evidence.git import CatFile, Git
 
         self._git = Git(cwd=where)
+        self._cat = CatFile(self._git)
         self._top: subprocess.CompletedProcess[bytes] | None = None
-        self._refs: dict[str, Oid] = {}
         self._sealed: str | None = None
+        self._refs: dict[str, Oid] = {}  # the refs client_policy reads, those that exist
         self._blobs: dict[str, bytes | None] = {}  # commit id → its policy file's bytes
-        self._errors: list[Exception | None] = [None] * 4
-        self._threads = [threading.Thread(target=self._ask, args=(n,)) for n in range(4)]
+        self._errors: list[Exception | None] = [None] * 3
+        self._threads = [threading.Thread(target=self._ask, args=(n,)) for n in range(3)]
         for thread in self._threads:
             thread.start()
+
+    def __enter__(self) -> _Ahead:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for thread in self._threads:
+            thread.join()
+        with contextlib.suppress(OSError):  # it ended already (outside a repository)
+            self._cat.close()
 
     def _ask(self, which: int) -> None:
         try:
             if which == 0:
                 self._top = self._git.attempt("rev-parse", "--show-toplevel")
             elif which == 1:
-                self._refs = self._git.refs()
-            elif which == 2:
                 self._sealed = self._git.config_get(SEALED_KEY)
             else:
                 self._policy_blob()
@@ -130,16 +137,19 @@ class _Ahead:
             self._errors[which] = exc
 
     def _policy_blob(self) -> None:
-        from git_evidence.git import CatFile
         from git_evidence.policy import POLICY_FILE
 
-        with CatFile(self._git) as cat:
-            for name in POLICY_REFS:
-                named = cat.get(name)
-                if named is not None:
-                    blob = cat.get(f"{named[0]}:{POLICY_FILE}")
-                    self._blobs[named[0]] = blob[2] if blob and blob[1] == "blob" else None
-                    return
+        for name in POLICY_REFS:
+            if name == "HEAD" and self._refs:
+                break  # HEAD is read only when neither main is there
+            named = self._cat.get(name)
+            if named is None:
+                continue
+            if name != "HEAD":
+                self._refs[name] = named[0]
+            if not self._blobs:
+                blob = self._cat.get(f"{named[0]}:{POLICY_FILE}")
+                self._blobs[named[0]] = blob[2] if blob and blob[1] == "blob" else None
 
     def top(self) -> str | None:
         """The real path of the work tree holding ``where``; None when there is none
@@ -155,8 +165,10 @@ class _Ahead:
             return None
         raise GitError(list(done.args), done.returncode, done.stdout, done.stderr)
 
-    def answers(self, top: str) -> tuple[Git, dict[str, Oid]]:
-        """A git for ``top`` that has the answers already, and the refs."""
+    def policy(self, top: str) -> tuple[Policy, Git, dict[str, Oid]]:
+        """The policy in force (``context.client_policy``), a git for ``top`` that
+        has the answers already, and the refs it was read with."""
+        from git_evidence.context import DEFAULT_BASE, client_policy
         from git_evidence.git import Git
         from git_evidence.policy import POLICY_FILE
 
@@ -176,7 +188,34 @@ class _Ahead:
                     return blobs[rev]
                 return super().blob_at(rev, path)
 
-        return Answered(cwd=top), self._refs
+        git = Answered(cwd=top)
+        refs = self._refs
+        policy = client_policy(git, None, refs)
+        if policy.base != DEFAULT_BASE:  # it reads that branch's refs too: ask them all
+            refs = git.refs()
+            policy = client_policy(git, None, refs)
+        return policy, git, refs
+
+    def existing(self, git: Git, refs: dict[str, Oid], paths: list[str]) -> set[str]:
+        """Which of ``paths`` are test code already: in HEAD or at the base (where the
+        policy is read), spelled as given or as a disk that folds case spells it."""
+        from git_evidence.context import client_policy_rev
+
+        top = git.cwd or "."
+        revs = ["HEAD"]
+        base = client_policy_rev(git, None, refs)
+        if base is not None:
+            revs.append(base)
+        found: set[str] = set()
+        for path in paths:
+            spellings = {path}
+            if os.path.lexists(os.path.join(top, path)):
+                spelled = guard.disk_spelling(top, path, os.listdir)
+                if spelled is not None:
+                    spellings.add(spelled)
+            if any(self._cat.get(f"{rev}:{s}") for s in sorted(spellings) for rev in revs):
+                found.add(path)
+        return found
 
 
 def _resolved(found: list[Target], cwd: str, top: str) -> list[tuple[Target, str | None]]:
@@ -197,28 +236,3 @@ def _globbed(target: Target, cwd: str) -> list[Target]:
     pattern = os.path.join(guard.directory(target, cwd), os.path.expanduser(target.given))
     matches = glob.glob(pattern)[:MAX_GLOB_MATCHES]
     return [target._replace(given=m, cwd="") for m in matches] or [target]
-
-
-def _existing(git: Git, top: str, refs: dict[str, Oid], paths: list[str]) -> set[str]:
-    """Which of ``paths`` are test code already: in HEAD or at the base (where the
-    policy is read), spelled as given or as a disk that folds case spells it."""
-    from git_evidence.context import client_policy_rev
-
-    revs = ["HEAD"]
-    base = client_policy_rev(git, None, refs)
-    if base is not None:
-        revs.append(base)
-    specs: list[str] = []
-    owners: list[str] = []
-    for path in paths:
-        spellings = {path}
-        if os.path.lexists(os.path.join(top, path)):
-            spelled = guard.disk_spelling(top, path, os.listdir)
-            if spelled is not None:
-                spellings.add(spelled)
-        for spelling in sorted(spellings):
-            for rev in revs:
-                specs.append(f"{rev}:{spelling}")
-                owners.append(path)
-    hits = git.batch_check(specs)
-    return {owner for owner, hit in zip(owners, hits, strict=True) if hit is not None}
