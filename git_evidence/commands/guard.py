@@ -6,7 +6,8 @@ deny answer on stdout and exit 0. It allows in silence (exit 0).
 
 It runs before every tool call, so it is cheap: no argparse (``cli.hook_args``),
 nothing imported before it is needed, no git when the call writes no path, and
-otherwise three git processes started at once (see ``_Ahead``)."""
+otherwise three git processes started at once (see ``_Ahead``), and one
+``cat-file --batch-check`` more when whether a test file exists decides."""
 
 from __future__ import annotations
 
@@ -93,9 +94,9 @@ class _Ahead:
     """What every judged call asks git, asked at once by threads of their own while
     this process imports the policy (git answers on the other core meanwhile): where
     the top of the work tree is (``rev-parse``); the sealed policy file (``git config
-    evidence.policyFile``); and, through one ``cat-file --batch`` kept open for the
-    test files' existence, the refs the client hooks read the policy from (``origin``'s
-    main, main, else HEAD) and the policy file of the first, by its commit's id.
+    evidence.policyFile``); and, through one ``cat-file --batch``, the refs the client
+    hooks read the policy from (``origin``'s main, main, else HEAD) and the policy file
+    of the first, by its commit's id.
 
     ``context.client_policy`` decides with these answers: it reads no other ref unless
     the policy names another base branch, and then it is asked again with every ref."""
@@ -206,16 +207,21 @@ class _Ahead:
         base = client_policy_rev(git, None, refs)
         if base is not None:
             revs.append(base)
-        found: set[str] = set()
+        specs: list[str] = []
+        owners: list[str] = []
         for path in paths:
             spellings = {path}
             if os.path.lexists(os.path.join(top, path)):
                 spelled = guard.disk_spelling(top, path, os.listdir)
                 if spelled is not None:
                     spellings.add(spelled)
-            if any(self._cat.get(f"{rev}:{s}") for s in sorted(spellings) for rev in revs):
-                found.add(path)
-        return found
+            for spelling in sorted(spellings):
+                for rev in revs:
+                    specs.append(f"{rev}:{spelling}")
+                    owners.append(path)
+        # --batch-check: a test file's bytes are never read, however large it is.
+        hits = git.batch_check(specs)
+        return {owner for owner, hit in zip(owners, hits, strict=True) if hit is not None}
 
 
 def _resolved(found: list[Target], cwd: str, top: str) -> list[tuple[Target, str | None]]:
