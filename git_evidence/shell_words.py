@@ -1,6 +1,7 @@
 """A shell command as its simple commands: words with the shell's quoting removed, the
 output redirections, the here-documents, and the directory each runs in after the
-`cd`s before it. Pure: text in, words out.
+`cd`s before it; and the words of one command as options and operands (what a wrapper
+such as ``sudo`` or ``timeout`` leaves of it). Pure: text in, words out.
 
 A small lexer that follows the shell's quoting rules, because ``shlex`` cannot tell the
 redirection in ``cat a > b`` from the quoted argument in ``grep '>' a``, nor an
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Final, NamedTuple
 
 
@@ -250,4 +251,78 @@ def _braces(word: str, budget: int = 64) -> list[str]:
     out: list[str] = []
     for part in found.group(1).split(","):
         out.extend(_braces(head + part + tail, budget // 2))
+    return out
+
+
+# -- the words of one command ---------------------------------------------------------
+
+# Commands that run the command after them: their own options are skipped (those that
+# take a value, with it).
+WRAPPERS: Final[dict[str, frozenset[str]]] = {
+    "sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T"}),
+    "doas": frozenset({"-u", "-C"}),
+    "env": frozenset({"-u", "-C", "-S", "--unset", "--chdir", "--split-string"}),
+    "command": frozenset(),
+    "builtin": frozenset(),
+    "exec": frozenset({"-a"}),
+    "nohup": frozenset(),
+    "time": frozenset({"-f", "-o"}),
+    "nice": frozenset({"-n", "--adjustment"}),
+    "ionice": frozenset({"-c", "-n", "-p", "-t"}),
+    "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
+    "stdbuf": frozenset({"-i", "-o", "-e"}),
+    "xargs": frozenset({"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file"}),
+    "busybox": frozenset(),
+    "chronic": frozenset(),
+    "unbuffer": frozenset(),
+}
+VALUE_FIRST: Final = frozenset({"timeout"})  # `timeout 10 rm …`: a value before the command
+
+
+def after_wrapper(name: str, args: list[str]) -> list[str]:
+    """The command a wrapper (``WRAPPERS``) runs: its words after the wrapper's own."""
+    takes_value = WRAPPERS[name]
+    i = 0
+    while i < len(args):
+        word = args[i]
+        if word == "--":
+            i += 1
+            break
+        if name == "env" and "=" in word and not word.startswith("-"):
+            i += 1
+        elif word.startswith("-") and len(word) > 1:
+            i += 2 if word in takes_value else 1
+        else:
+            break
+    if name in VALUE_FIRST and i < len(args):
+        i += 1
+    return args[i:]
+
+
+def non_options(args: Sequence[str], takes_value: frozenset[str]) -> list[str]:
+    """The arguments that are not options (everything after ``--``), skipping the
+    value of each option in ``takes_value``."""
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        word = args[i]
+        if word == "--":
+            return out + list(args[i + 1 :])
+        if word.startswith("-") and len(word) > 1:
+            i += 2 if word in takes_value else 1
+            continue
+        out.append(word)
+        i += 1
+    return out
+
+
+def option_values(args: Sequence[str], names: Sequence[str]) -> list[str]:
+    """Values of ``-t DIR``, ``--target-directory=DIR`` style options."""
+    out = []
+    for i, word in enumerate(args):
+        for name in names:
+            if word == name and i + 1 < len(args):
+                out.append(args[i + 1])
+            elif name.startswith("--") and word.startswith(name + "="):
+                out.append(word[len(name) + 1 :])
     return out

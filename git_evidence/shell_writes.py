@@ -17,7 +17,14 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Final, NamedTuple
 
-from git_evidence.shell_words import expand, parse
+from git_evidence.shell_words import (
+    WRAPPERS,
+    after_wrapper,
+    expand,
+    non_options,
+    option_values,
+    parse,
+)
 
 
 class Written(NamedTuple):
@@ -46,27 +53,6 @@ def written_paths(command: str, cwd: str = "", depth: int = 0) -> list[Written]:
     return found
 
 
-# Commands that run the command after them: their own options are skipped (those that
-# take a value, with it).
-_WRAPPERS: Final[dict[str, frozenset[str]]] = {
-    "sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T"}),
-    "doas": frozenset({"-u", "-C"}),
-    "env": frozenset({"-u", "-C", "-S", "--unset", "--chdir", "--split-string"}),
-    "command": frozenset(),
-    "builtin": frozenset(),
-    "exec": frozenset({"-a"}),
-    "nohup": frozenset(),
-    "time": frozenset({"-f", "-o"}),
-    "nice": frozenset({"-n", "--adjustment"}),
-    "ionice": frozenset({"-c", "-n", "-p", "-t"}),
-    "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
-    "stdbuf": frozenset({"-i", "-o", "-e"}),
-    "xargs": frozenset({"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file"}),
-    "busybox": frozenset(),
-    "chronic": frozenset(),
-    "unbuffer": frozenset(),
-}
-_VALUE_FIRST: Final = frozenset({"timeout"})  # `timeout 10 rm …`: a value before the command
 _INTERPRETER = r"(?:python|pypy)[0-9.]*"  # matched through re's cache: compiled on first use
 _SHELLS: Final = frozenset({"sh", "bash", "dash", "zsh", "ksh", "ash"})
 
@@ -77,8 +63,8 @@ def _command(words: Sequence[str], stdin: str | None, cwd: str, depth: int) -> l
         name = posixpath.basename(words[0])
         if re.match(r"[A-Za-z_][A-Za-z0-9_]*=", words[0]):
             words = words[1:]
-        elif name in _WRAPPERS:
-            words = _after_wrapper(name, words[1:])
+        elif name in WRAPPERS:
+            words = after_wrapper(name, words[1:])
         else:
             break
     if not words:
@@ -94,7 +80,7 @@ def _command(words: Sequence[str], stdin: str | None, cwd: str, depth: int) -> l
         return _git(args, cwd)
     if re.fullmatch(_INTERPRETER, name) or name in ("node", "nodejs", "deno", "bun"):
         code, how = _inline_code(args, name), f"{name} {'-c' if name.startswith('p') else '-e'}"
-        if code is None and stdin is not None and _operands(args, frozenset()) in ([], ["-"]):
+        if code is None and stdin is not None and non_options(args, frozenset()) in ([], ["-"]):
             code, how = stdin, f"{name} <<"  # `python - <<EOF`
         return _code_writes(code, how, cwd, depth) if code is not None else []
     if name in ("perl", "ruby"):
@@ -110,81 +96,33 @@ def _command(words: Sequence[str], stdin: str | None, cwd: str, depth: int) -> l
     return [Written(p, how or name, cwd) for path in paths for p in expand(path)]
 
 
-def _after_wrapper(name: str, args: list[str]) -> list[str]:
-    takes_value = _WRAPPERS[name]
-    i = 0
-    while i < len(args):
-        word = args[i]
-        if word == "--":
-            i += 1
-            break
-        if name == "env" and "=" in word and not word.startswith("-"):
-            i += 1
-        elif word.startswith("-") and len(word) > 1:
-            i += 2 if word in takes_value else 1
-        else:
-            break
-    if name in _VALUE_FIRST and i < len(args):
-        i += 1
-    return args[i:]
-
-
-def _operands(args: Sequence[str], takes_value: frozenset[str]) -> list[str]:
-    """The arguments that are not options (everything after ``--``), skipping the
-    value of each option in ``takes_value``."""
-    out: list[str] = []
-    i = 0
-    while i < len(args):
-        word = args[i]
-        if word == "--":
-            return out + list(args[i + 1 :])
-        if word.startswith("-") and len(word) > 1:
-            i += 2 if word in takes_value else 1
-            continue
-        out.append(word)
-        i += 1
-    return out
-
-
-def _option_values(args: Sequence[str], names: Sequence[str]) -> list[str]:
-    """Values of ``-t DIR``, ``--target-directory=DIR`` style options."""
-    out = []
-    for i, word in enumerate(args):
-        for name in names:
-            if word == name and i + 1 < len(args):
-                out.append(args[i + 1])
-            elif name.startswith("--") and word.startswith(name + "="):
-                out.append(word[len(name) + 1 :])
-    return out
-
-
 _Handler = Callable[[list[str]], tuple[str, list[str]]]
 
 
 def _all(takes_value: frozenset[str] = frozenset()) -> _Handler:
     """Every operand is written (``rm``, ``touch``, ``tee``, ``truncate``, …)."""
-    return lambda args: ("", _operands(args, takes_value))
+    return lambda args: ("", non_options(args, takes_value))
 
 
 def _destination(takes_value: frozenset[str]) -> _Handler:
     """The last operand, or ``-t DIR`` (``cp``, ``install``, ``rsync``)."""
 
     def handler(args: list[str]) -> tuple[str, list[str]]:
-        target = _option_values(args, ("-t", "--target-directory"))
-        operands = _operands(args, takes_value | {"-t"})
+        target = option_values(args, ("-t", "--target-directory"))
+        operands = non_options(args, takes_value | {"-t"})
         return "", target or (operands[-1:] if len(operands) > 1 else [])
 
     return handler
 
 
 def _mv(args: list[str]) -> tuple[str, list[str]]:
-    target = _option_values(args, ("-t", "--target-directory"))
-    return "", _operands(args, frozenset({"-t", "-S"})) + target
+    target = option_values(args, ("-t", "--target-directory"))
+    return "", non_options(args, frozenset({"-t", "-S"})) + target
 
 
 def _ln(args: list[str]) -> tuple[str, list[str]]:
-    target = _option_values(args, ("-t", "--target-directory"))
-    operands = _operands(args, frozenset({"-t", "-S"}))
+    target = option_values(args, ("-t", "--target-directory"))
+    operands = non_options(args, frozenset({"-t", "-S"}))
     if target:
         return "", target
     if len(operands) == 1:  # `ln -s ../x`: the link is made here, named as its target
@@ -275,7 +213,7 @@ def _awk(args: list[str]) -> tuple[str, list[str]]:
     in_place |= any(pair == ("-i", "inplace") for pair in itertools.pairwise(words))
     if not in_place:
         return "awk -i inplace", []
-    operands = _operands(words, frozenset({"-i", "-f", "-v", "-F", "--include"}))
+    operands = non_options(words, frozenset({"-i", "-f", "-v", "-F", "--include"}))
     program = any(a == "-f" or a.startswith("--file") for a in words)
     operands = [o for o in operands if o != "inplace"]
     return "awk -i inplace", operands if program else operands[1:]
@@ -311,9 +249,9 @@ def _shell(args: list[str], stdin: str | None, cwd: str, depth: int) -> list[Wri
     """``bash -c STRING`` (or a here-document fed to ``bash``) is read as a command."""
     for i, word in enumerate(args):
         if word.startswith("-") and not word.startswith("--") and "c" in word[1:]:
-            rest = _operands(args[i + 1 :], frozenset())
+            rest = non_options(args[i + 1 :], frozenset())
             return written_paths(rest[0], cwd, depth + 1) if rest else []
-    if stdin is not None and not _operands(args, frozenset({"-o", "+o"})):
+    if stdin is not None and not non_options(args, frozenset({"-o", "+o"})):
         return written_paths(stdin, cwd, depth + 1)
     return []
 
@@ -362,9 +300,11 @@ def _git(args: list[str], cwd: str) -> list[Written]:
     if verb == "restore" and staged_only:
         paths = []  # the index alone: the work tree is not written
     elif verb in ("checkout", "restore"):
-        paths = rest[rest.index("--") + 1 :] if "--" in rest else _operands(rest, _CHECKOUT_VALUES)
+        paths = (
+            rest[rest.index("--") + 1 :] if "--" in rest else non_options(rest, _CHECKOUT_VALUES)
+        )
     elif (verb == "rm" and "--cached" not in rest) or verb == "mv":
-        paths = _operands(rest, frozenset())
+        paths = non_options(rest, frozenset())
     return [Written(p, f"git {verb}", cwd) for path in paths for p in expand(path)]
 
 
