@@ -289,7 +289,46 @@ def _build(only: str | None) -> Parser:
         help="with --server: seal this policy file (git config evidence.policyFile)",
     )
     _add_dry_run(p)
+    p.add_argument(
+        "--agent",
+        choices=("claude",),
+        help="instead of git's hooks, merge `git evidence guard` into the agent's "
+        "settings (claude: .claude/settings.json, every entry kept)",
+    )
     add_format(p)
+
+    p = sub.add_parser(
+        "guard",
+        help="agent hook: deny a tool call that would write evidence, runner "
+        "configuration or existing test code (stdin: one PreToolUse event)",
+        description="An agent's pre-tool-use hook: read one event on stdin (Claude "
+        "Code's PreToolUse, Gemini CLI's BeforeTool) and deny a write to evidence, "
+        "runner configuration or existing test code under the policy in force (the "
+        "base's, never the working tree's). Exit 0: allowed, silently; 2: denied, one "
+        "line on stderr (or bad input).",
+    )
+    p.add_argument(
+        "--path",
+        dest="paths",
+        nargs="+",
+        action="extend",
+        metavar="P",
+        help="judge these paths (relative to the current directory) instead of an "
+        "event on stdin: the same decision for any agent's hook",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="deny with Claude Code's JSON answer on stdout "
+        "(hookSpecificOutput.permissionDecision) and exit 0",
+    )
+    p.add_argument(
+        "--repo",
+        metavar="DIR",
+        help="the repository to guard (default: $CLAUDE_PROJECT_DIR or "
+        "$GEMINI_PROJECT_DIR, else the event's cwd, else the current directory)",
+    )
+    add_format(p, help="output format (default: text); json is --json")
 
     p = sub.add_parser(
         "doctor",

@@ -43,7 +43,8 @@ if TYPE_CHECKING:
     from git_evidence.identity import Identity
     from git_evidence.report import Report
 
-HOOKS = frozenset({"pre-commit", "pre-push", "pre-receive", "post-receive"})
+# Started by git or by an agent, with their usual arguments: no parser, reports on stderr.
+HOOKS = frozenset({"pre-commit", "pre-push", "pre-receive", "post-receive", "guard"})
 # Hooks of a person's clone: silent when they allow, as git's own hooks are;
 # `-v` or `git config evidence.verbose true` shows their report.
 CLIENT_HOOKS = frozenset({"pre-commit", "pre-push"})
@@ -74,6 +75,7 @@ COMMAND_MODULES = {
     "labels": "labels",
     "quota": "quota",
     "ci": "ci",
+    "guard": "guard",
 }
 
 
@@ -141,20 +143,34 @@ HOOK_ARGS: dict[str, tuple[tuple[str, ...], dict[str, object]]] = {
     "pre-push": (("remote", "url"), {"format": "text", "max_findings": None}),
     "pre-receive": ((), {"format": "text", "max_findings": None}),
     "post-receive": ((), {"format": "text", "text_only": True}),
+    "guard": ((), {"format": "text", "json": False, "paths": None, "repo": None}),
 }
+# The flags a hook may also be started with and still skip the parser (an agent's
+# settings may say `git evidence guard --json`): flag → the attribute it sets true.
+HOOK_FLAGS: dict[str, dict[str, str]] = {"guard": {"--json": "json"}}
 
 
 def hook_args(words: Sequence[str]) -> argparse.Namespace | None:
-    """The namespace of a hook started as git starts it, else None (parse)."""
-    if not words or words[0] not in HOOK_ARGS or any(w.startswith("-") for w in words):
+    """The namespace of a hook started as git (or an agent) starts it, else None
+    (parse)."""
+    if not words or words[0] not in HOOK_ARGS:
         return None
     names, defaults = HOOK_ARGS[words[0]]
-    given = list(words[1:])
+    flags = HOOK_FLAGS.get(words[0], {})
+    values: dict[str, object] = dict(defaults)
+    given: list[str] = []
+    for word in words[1:]:
+        if word in flags:
+            values[flags[word]] = True
+        elif word.startswith("-"):
+            return None
+        else:
+            given.append(word)
     if len(given) > len(names):
         return None
-    values = dict(zip(names, given + [None] * (len(names) - len(given)), strict=True))
+    values.update(zip(names, given + [None] * (len(names) - len(given)), strict=True))
     # The attributes a parsed Namespace has; commands only read them.
-    fast = SimpleNamespace(command=words[0], quiet=False, verbose=False, **values, **defaults)
+    fast = SimpleNamespace(command=words[0], quiet=False, verbose=False, **values)
     return cast("argparse.Namespace", fast)
 
 

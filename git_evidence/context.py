@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from git_evidence.errors import PolicyError, UsageError
 from git_evidence.git import Git
 from git_evidence.oids import Oid
 from git_evidence.policy import POLICY_FILE, Policy, load_at, parse_policy, read_sealed
-from git_evidence.ranges import RefUpdate, RefView
+
+if TYPE_CHECKING:  # imported where they are built: reading the policy needs neither
+    from git_evidence.ranges import RefUpdate, RefView
 
 DEFAULT_BASE = "refs/heads/main"
 
@@ -65,6 +68,8 @@ def policy_after_push(
 
 
 def server_view(refs: dict[str, Oid], policy: Policy) -> RefView:
+    from git_evidence.ranges import RefView
+
     protected = {r: oid for r, oid in refs.items() if policy.is_protected(r)}
     return RefView(protected, refs.get(policy.base), policy.notes_ref in refs)
 
@@ -92,6 +97,8 @@ def judged_refs(
     base, the notes ref, deletion). A ref that a ``guarded`` symbolic ref (a protected
     ref, the notes ref) names is judged as that guarded ref. Also returns one line per
     update so judged, for the report."""
+    from git_evidence.ranges import RefUpdate
+
     guarding: dict[str, str] = {}
     for name in sorted(guarded):
         target = aliases.get(name)
@@ -182,6 +189,8 @@ def client_view(remote: str | None, refs: dict[str, Oid], policy: Policy) -> Ref
         known = tracking_ref(remote, ref, refs) or (ref if ref in refs else None)
         if known:
             protected[ref] = refs[known]
+    from git_evidence.ranges import RefView
+
     base = tracking_ref(remote, policy.base, refs) or (policy.base if policy.base in refs else None)
     return RefView(protected, refs[base] if base else None, policy.notes_ref in refs)
 

@@ -37,8 +37,8 @@ GITLINK_MODE = "160000"
 
 # Unicode Default_Ignorable_Code_Point (DerivedCoreProperties.txt): characters that
 # render as nothing, so `fix\u200ctures` reads as `fixtures` to a person and to some
-# tools.
-_IGNORABLE = re.compile(
+# tools. Compiled (through re's cache) by the first non-ASCII path: most hooks see none.
+_IGNORABLE = (
     "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
     "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8"
     "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
@@ -58,7 +58,7 @@ def fold_path(path: str) -> str:
         if "./" in lower or " /" in lower or lower.endswith((".", " ")):
             return _TRAILING.sub("", lower)
         return lower
-    text = _IGNORABLE.sub("", path)
+    text = re.sub(_IGNORABLE, "", path)
     text = unicodedata.normalize("NFC", text).casefold()
     text = unicodedata.normalize("NFC", text)
     return _TRAILING.sub("", text)

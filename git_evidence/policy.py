@@ -17,15 +17,12 @@ from typing import Any, Final, Literal, NamedTuple, cast
 from git_evidence import paths
 from git_evidence.errors import PolicyError
 from git_evidence.globs import has_wildcard, ref_glob_regex
-from git_evidence.labels import MAX_RETRIES
 from git_evidence.paths import Classifier, PathClass
 from git_evidence.properties import JudgeConfig, judge_section
-from git_evidence.records import record_digest
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib  # type: ignore[import-not-found, no-redef, unused-ignore]
+# The TOML parser, the records (the digest) and the labels' limits are imported where
+# they are used: a repository without a policy file, and the agent's hook, which
+# classifies and never digests, start without them.
 
 POLICY_FILE = ".git-evidence.toml"
 # A rule's decision, in order of severity (SPEC §6): what a finding decides
@@ -195,6 +192,8 @@ class Policy(NamedTuple):
 
     @property
     def digest(self) -> str:
+        from git_evidence.records import record_digest
+
         return record_digest(self.as_dict())
 
 
@@ -320,6 +319,11 @@ TABLE_KEYS: dict[str, set[str]] = {
 
 def parse_policy(data: bytes, source: str) -> Policy:
     """Parse and validate policy bytes; any problem is a PolicyError naming the line."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib  # type: ignore[import-not-found, no-redef, unused-ignore]
+
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -499,6 +503,8 @@ def _labels(reader: _Reader, table: dict[str, Any]) -> dict[str, Any]:
     if "quota_path" in table:
         out["quota_path"] = _plain_path(reader, "labels", "quota_path", table["quota_path"])
     if "retries" in table:
+        from git_evidence.labels import MAX_RETRIES
+
         value = table["retries"]
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_RETRIES:
             raise reader.fail(

@@ -39,6 +39,10 @@ PURE = (
     "forge_formats",
     "forge_summary",
     "shards",
+    "guard",
+    "shell_words",
+    "shell_writes",
+    "agent_settings",
 )
 # The modules that run git themselves; everything that imports them runs git too.
 RUN_GIT = ("git_evidence.git", "git_evidence.objects")
@@ -338,6 +342,20 @@ def test_pre_commit_loads_no_gitpython_argparse_or_dataclasses(
     work.git("add", "src/app.py")
     proc, loaded = _hook(work.path, wrapper, ["pre-commit"], "")
     assert proc.returncode == 0, proc.stderr
+    assert not loaded, loaded
+
+
+def test_guard_loads_no_gitpython_argparse_or_dataclasses(wrapper: Path, work: Work) -> None:
+    import json
+
+    for tool_input in ({"file_path": "tests/test_app.py"}, {"file_path": "src/app.py"}):
+        stdin = json.dumps({"tool_name": "Edit", "tool_input": tool_input, "cwd": str(work.path)})
+        proc, loaded = _hook(work.path, wrapper, ["guard"], stdin)
+        assert proc.returncode in (0, 2), proc.stderr
+        assert not loaded, loaded
+    bash = json.dumps({"tool_name": "Bash", "tool_input": {"command": "rm tests/fixtures/a.json"}})
+    proc, loaded = _hook(work.path, wrapper, ["guard", "--json"], bash)
+    assert '"permissionDecision": "deny"' in proc.stdout, proc.stderr
     assert not loaded, loaded
 
 

@@ -16,6 +16,8 @@ AS_GIT_STARTS_THEM = [
     ["pre-push", "origin"],
     ["pre-push", "origin", "ssh://git@example.com/r.git"],
     ["pre-push", "origin", "/srv/git/r.git"],
+    ["guard"],
+    ["guard", "--json"],
 ]
 
 
@@ -39,6 +41,9 @@ def test_the_fast_namespace_equals_the_parsers(words: list[str]) -> None:
         ["pre-commit", "extra"],
         ["pre-push", "a", "b", "c"],
         ["pre-push", "origin", "--max-findings", "3"],
+        ["guard", "--path", "tests/fixtures/a.json"],
+        ["guard", "--json", "-v"],
+        ["guard", "extra"],
         ["check"],
         [],
     ],

@@ -41,6 +41,8 @@ repos:
 
 def run(args: argparse.Namespace) -> int:
     git = open_repo(args.repo)
+    if getattr(args, "agent", None):
+        return _install_agent(git, args)
     policy_file = getattr(args, "policy", None)
     if policy_file and not args.server:
         raise UsageError("--policy seals a server's policy", fix="use it with --server")
@@ -170,3 +172,42 @@ def _add_notes_refspecs(git: Git, remote: str, wanted: list[str], dry: bool = Fa
     for spec in missing:
         git.run("config", "--add", key, spec)
     return bool(missing) or OLD_NOTES_REFSPEC in present
+
+
+def _install_agent(git: Git, args: argparse.Namespace) -> int:
+    """``--agent claude``: the guard merged into the agent's settings file of this
+    work tree; ``--dry-run`` prints the merged file and writes nothing."""
+    from git_evidence.agent_settings import CLAUDE_SETTINGS, merge_claude_settings
+
+    if args.server:
+        raise UsageError("--agent guards an agent's session in a work tree", fix="drop --server")
+    code, out = git.run("rev-parse", "--show-toplevel", ok_codes=(0, 128))
+    if code != 0:
+        raise UsageError("--agent needs a work tree (this repository is bare)")
+    path = os.path.join(os.fsdecode(out.rstrip(b"\n")), CLAUDE_SETTINGS)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text: str | None = handle.read()
+    except FileNotFoundError:
+        text = None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: cannot be read ({exc}); nothing was written") from None
+    merged, changed = merge_claude_settings(text, path)
+    if not args.dry_run and changed:
+        target = os.path.realpath(path)  # a settings file that is a link: written through it
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target + ".tmp", "w", encoding="utf-8") as handle:
+            handle.write(merged)
+        os.replace(target + ".tmp", target)
+    if args.format == "json":
+        done = {"agent": args.agent, "settings": path, "changed": changed}
+        print(
+            json.dumps({**done, "written": changed and not args.dry_run, "dry_run": args.dry_run})
+        )
+    elif args.dry_run:
+        sys.stdout.write(merged)
+    elif changed:
+        print(f"git-evidence: {args.agent} runs `git evidence guard` before each tool call: {path}")
+    else:
+        print(f"git-evidence: {path} runs the guard already; nothing changed")
+    return 0

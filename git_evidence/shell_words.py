@@ -1,0 +1,328 @@
+"""A shell command as its simple commands: words with the shell's quoting removed, the
+output redirections, the here-documents, and the directory each runs in after the
+`cd`s before it; and the words of one command as options and operands (what a wrapper
+such as ``sudo`` or ``timeout`` leaves of it). Pure: text in, words out.
+
+A small lexer that follows the shell's quoting rules, because ``shlex`` cannot tell the
+redirection in ``cat a > b`` from the quoted argument in ``grep '>' a``, nor an
+operator from a quoted one, and knows no here-documents."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterator, Sequence
+from typing import Final, NamedTuple
+
+
+class _Token(NamedTuple):
+    op: bool
+    text: str
+    body: str | None = None  # a here-document's text, on its `<<` operator
+
+
+_OPERATORS: Final = (
+    *("&>>", "<<<", "<<-"),
+    *("&&", "||", ";;", "|&", ">>", ">&", ">|", "<>", "<&", "<<", "&>"),
+    *("|", "&", ";", "(", ")", "<", ">"),
+)
+_WRITE_REDIRECTS: Final = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
+_HEREDOCS: Final = frozenset({"<<", "<<-"})
+
+
+def parse(command: str, cwd: str = "") -> tuple[list[Simple], list[str]]:
+    """The simple commands of ``command`` in order, and the commands of every
+    substitution (``$(…)``, backquotes) it holds, to be read in turn."""
+    tokens, inner = _lex(command)
+    return list(_simple_commands(tokens, cwd)), inner
+
+
+def _lex(text: str) -> tuple[list[_Token], list[str]]:
+    """Tokens (words with their quotes removed, unquoted operators) and the commands
+    of every substitution met on the way."""
+    tokens: list[_Token] = []
+    inner: list[str] = []
+    word: list[str] = []
+    started = quoted = False
+    pending: list[tuple[int, bool]] = []  # here-documents: (index of `<<`, strip tabs)
+    i, n = 0, len(text)
+
+    def flush() -> None:
+        nonlocal started, quoted
+        if started:
+            tokens.append(_Token(False, "".join(word)))
+        word.clear()
+        started = quoted = False
+
+    while i < n:
+        c = text[i]
+        if c in " \t":
+            flush()
+            i += 1
+        elif c == "\n":
+            flush()
+            tokens.append(_Token(True, ";"))
+            i = _read_heredocs(text, i + 1, tokens, pending)
+        elif c == "#" and not started:
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+        elif c == "\\":
+            if text[i + 1 : i + 2] != "\n":
+                word.append(text[i + 1 : i + 2])
+                started = quoted = True
+            i += 2
+        elif c == "'":
+            end = text.find("'", i + 1)
+            end = n if end < 0 else end
+            word.append(text[i + 1 : end])
+            started = quoted = True
+            i = end + 1
+        elif c == '"':
+            i = _double_quoted(text, i + 1, word, inner)
+            started = quoted = True
+        elif (c == "$" and text[i + 1 : i + 2] == "(") or c == "`":
+            body, i = _substitution(text, i)
+            inner.append(body)
+            word.append("$(…)")
+            started = True
+        else:
+            op = next((o for o in _OPERATORS if text.startswith(o, i)), None)
+            if op is None:
+                word.append(c)
+                started = True
+                i += 1
+                continue
+            fd = op[0] in "<>" and started and not quoted and "".join(word).isdigit()
+            if fd:  # `2>&1`, `3<file`: the number names a descriptor, not a word
+                word.clear()
+                started = False
+            flush()
+            if op in _HEREDOCS:
+                pending.append((len(tokens), op == "<<-"))
+            tokens.append(_Token(True, op))
+            i += len(op)
+    flush()
+    return tokens, inner
+
+
+def _double_quoted(text: str, i: int, word: list[str], inner: list[str]) -> int:
+    n = len(text)
+    while i < n and text[i] != '"':
+        c = text[i]
+        if c == "\\" and text[i + 1 : i + 2] in ('"', "\\", "$", "`", "\n"):
+            word.append(text[i + 1])
+            i += 2
+        elif (c == "$" and text[i + 1 : i + 2] == "(") or c == "`":
+            body, i = _substitution(text, i)
+            inner.append(body)
+            word.append("$(…)")
+        else:
+            word.append(c)
+            i += 1
+    return i + 1
+
+
+def _substitution(text: str, i: int) -> tuple[str, int]:
+    """The command of ``$(…)`` or a backquoted one starting at ``i``, and where it ends."""
+    if text[i] == "`":
+        end = text.find("`", i + 1)
+        end = len(text) if end < 0 else end
+        return text[i + 1 : end], end + 1
+    depth, j, quote = 0, i + 1, ""
+    while j < len(text):
+        c = text[j]
+        if quote:
+            quote = "" if c == quote else quote
+        elif c in "'\"":
+            quote = c
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return text[i + 2 : j], j + 1
+        j += 1
+    return text[i + 2 :], len(text)
+
+
+def _read_heredocs(text: str, i: int, tokens: list[_Token], pending: list[tuple[int, bool]]) -> int:
+    """Read the bodies of the here-documents started on the line that just ended; each
+    is kept on its `<<` token. Returns where the next line starts."""
+    for at, strip in pending:
+        after = tokens[at + 1] if at + 1 < len(tokens) else None
+        delimiter = after.text if after is not None and not after.op else ""
+        lines = []
+        while i < len(text):
+            end = text.find("\n", i)
+            end = len(text) if end < 0 else end
+            line = text[i:end]
+            i = end + 1
+            if (line.lstrip("\t") if strip else line) == delimiter:
+                break
+            lines.append(line)
+        tokens[at] = _Token(True, tokens[at].text, "\n".join(lines))
+    pending.clear()
+    return i
+
+
+class Simple(NamedTuple):
+    words: list[str]
+    redirects: list[tuple[str, str]]  # (operator, target) of each output redirection
+    stdin: str | None  # a here-document's or here-string's text
+    cwd: str
+
+
+_SEPARATORS: Final = frozenset({";", "&&", "||", "|", "|&", "&", ";;", "(", ")"})
+_RESERVED: Final = frozenset({"if", "then", "else", "elif", "do", "while", "until", "!", "{"})
+
+
+def _simple_commands(tokens: list[_Token], cwd: str) -> Iterator[Simple]:
+    """Each simple command: its words, the paths it redirects output to, the text it
+    reads as standard input (a here-document or here-string), and where it runs (a
+    `cd` moves the commands after it; a subshell's `cd` ends with the subshell)."""
+    stack: list[str] = []
+    words: list[str] = []
+    redirects: list[tuple[str, str]] = []
+    stdin: str | None = None
+    i = 0
+    while True:
+        token = tokens[i] if i < len(tokens) else _Token(True, ";")
+        if (token.op and token.text in _SEPARATORS) or i >= len(tokens):
+            while words and words[0] in _RESERVED:
+                words = words[1:]
+            if words or redirects:
+                yield Simple(words, redirects, stdin, cwd)
+                cwd = _after_cd(words, cwd)
+            words, redirects, stdin = [], [], None
+            if token.text == "(":
+                stack.append(cwd)
+            elif token.text == ")" and stack:
+                cwd = stack.pop()
+            if i >= len(tokens):
+                return
+            i += 1
+            continue
+        if not token.op:
+            words.append(token.text)
+            i += 1
+            continue
+        after = tokens[i + 1] if i + 1 < len(tokens) and not tokens[i + 1].op else None
+        i += 1 if after is None else 2
+        if after is None:  # `>(…)`: a process substitution, read as a subshell
+            continue
+        if token.text in _HEREDOCS:
+            stdin = token.body
+        elif token.text == "<<<":
+            stdin = after.text
+        elif token.text in _WRITE_REDIRECTS and not (
+            token.text == ">&" and (after.text.isdigit() or after.text == "-")
+        ):
+            redirects.append((token.text, after.text))
+
+
+def _after_cd(words: list[str], cwd: str) -> str:
+    if not words or words[0] not in ("cd", "pushd"):
+        return cwd
+    args = [w for w in words[1:] if w not in ("-P", "-L", "--")]
+    if not args:
+        return "~"
+    if len(args) > 1 or args[0] == "-":
+        return cwd
+    return posixpath.join(cwd, args[0]) if cwd else args[0]
+
+
+def expand(word: str) -> list[str]:
+    """A word as the paths it names: ``$PWD/`` dropped (the directory it runs in),
+    braces expanded (``tests/{a,b}.json``); other expansions are left as written."""
+    for prefix in ("$PWD/", "${PWD}/"):
+        if word.startswith(prefix):
+            word = word[len(prefix) :] or "."
+    return _braces(word)
+
+
+_BRACES: Final = r"\{([^{}]*,[^{}]*)\}"
+
+
+def _braces(word: str, budget: int = 64) -> list[str]:
+    found = re.search(_BRACES, word) if "{" in word and "," in word else None
+    if found is None or budget <= 0:
+        return [word]
+    head, tail = word[: found.start()], word[found.end() :]
+    out: list[str] = []
+    for part in found.group(1).split(","):
+        out.extend(_braces(head + part + tail, budget // 2))
+    return out
+
+
+# -- the words of one command ---------------------------------------------------------
+
+# Commands that run the command after them: their own options are skipped (those that
+# take a value, with it).
+WRAPPERS: Final[dict[str, frozenset[str]]] = {
+    "sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T"}),
+    "doas": frozenset({"-u", "-C"}),
+    "env": frozenset({"-u", "-C", "-S", "--unset", "--chdir", "--split-string"}),
+    "command": frozenset(),
+    "builtin": frozenset(),
+    "exec": frozenset({"-a"}),
+    "nohup": frozenset(),
+    "time": frozenset({"-f", "-o"}),
+    "nice": frozenset({"-n", "--adjustment"}),
+    "ionice": frozenset({"-c", "-n", "-p", "-t"}),
+    "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
+    "stdbuf": frozenset({"-i", "-o", "-e"}),
+    "xargs": frozenset({"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file"}),
+    "busybox": frozenset(),
+    "chronic": frozenset(),
+    "unbuffer": frozenset(),
+}
+VALUE_FIRST: Final = frozenset({"timeout"})  # `timeout 10 rm …`: a value before the command
+
+
+def after_wrapper(name: str, args: list[str]) -> list[str]:
+    """The command a wrapper (``WRAPPERS``) runs: its words after the wrapper's own."""
+    takes_value = WRAPPERS[name]
+    i = 0
+    while i < len(args):
+        word = args[i]
+        if word == "--":
+            i += 1
+            break
+        if name == "env" and "=" in word and not word.startswith("-"):
+            i += 1
+        elif word.startswith("-") and len(word) > 1:
+            i += 2 if word in takes_value else 1
+        else:
+            break
+    if name in VALUE_FIRST and i < len(args):
+        i += 1
+    return args[i:]
+
+
+def non_options(args: Sequence[str], takes_value: frozenset[str]) -> list[str]:
+    """The arguments that are not options (everything after ``--``), skipping the
+    value of each option in ``takes_value``."""
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        word = args[i]
+        if word == "--":
+            return out + list(args[i + 1 :])
+        if word.startswith("-") and len(word) > 1:
+            i += 2 if word in takes_value else 1
+            continue
+        out.append(word)
+        i += 1
+    return out
+
+
+def option_values(args: Sequence[str], names: Sequence[str]) -> list[str]:
+    """Values of ``-t DIR``, ``--target-directory=DIR`` style options."""
+    out = []
+    for i, word in enumerate(args):
+        for name in names:
+            if word == name and i + 1 < len(args):
+                out.append(args[i + 1])
+            elif name.startswith("--") and word.startswith(name + "="):
+                out.append(word[len(name) + 1 :])
+    return out
