@@ -171,6 +171,7 @@ def test_the_readme_blocks_run_in_a_clone_of_a_project(tmp_path: Path) -> None:
     result = run_page(PROJECT / "README.md", clone.path)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-6000:]
     assert (clone.path / ".git" / "hooks" / "pre-push").exists()
+    assert "git evidence guard" in (clone.path / ".claude" / "settings.json").read_text()
 
 
 @pytest.mark.installed_plugins
