@@ -500,7 +500,8 @@ def freeze_add(work: Work, stderr: int) -> subprocess.CompletedProcess[bytes]:
     slow = "sleep 0.6; exit 0"
     return run_raw(
         work.path,
-        *("freeze", "add", "--test", "tests/test_app.py::test_app", "--runs", "3", "--ci"),
+        *("freeze", "add", "--test", "tests/test_app.py::test_app", "--runs", "3"),
+        *("--ci", "--writer", "ci-bot"),
         *("--", "sh", "-c", slow),
         stderr=stderr,
     )
