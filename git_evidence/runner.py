@@ -349,20 +349,21 @@ def run_chains(
 ) -> list[list[Run]]:
     """Every chain's runs, in the order of ``chains``. With several workspaces, up to
     that many chains run at once, each in a workspace no other running chain uses."""
+
+    def one(chain: Chain, where: str | None) -> list[Run]:
+        return run_chain(
+            chain,
+            cwd=where,
+            env=env,
+            scratch=scratch,
+            extra_args=extra_args(chain),
+            progress=progress,
+            held=held,
+        )
+
     if len(workspaces) <= 1 or len(chains) <= 1:
         where = workspaces[0] if workspaces else None
-        return [
-            run_chain(
-                c,
-                cwd=where,
-                env=env,
-                scratch=scratch,
-                extra_args=extra_args(c),
-                progress=progress,
-                held=held,
-            )
-            for c in chains
-        ]
+        return [one(c, where) for c in chains]
     from concurrent.futures import ThreadPoolExecutor  # only --jobs pays for it
 
     free: queue.Queue[str] = queue.Queue()
@@ -372,15 +373,7 @@ def run_chains(
     def task(chain: Chain) -> list[Run]:
         where = free.get()
         try:
-            return run_chain(
-                chain,
-                cwd=where,
-                env=env,
-                scratch=scratch,
-                extra_args=extra_args(chain),
-                progress=progress,
-                held=held,
-            )
+            return one(chain, where)
         finally:
             free.put(where)
 
