@@ -548,7 +548,7 @@ def _add_freeze(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
 
 def _add_labels(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """``labels`` and ``quota`` (SPEC §12)."""
+    """``labels`` and ``quota``."""
     p = sub.add_parser("labels", help="the sealed test labels: check them, or start a file")
     verbs = p.add_subparsers(dest="verb", metavar="VERB", required=True)
     c = verbs.add_parser(

@@ -1,7 +1,7 @@
 """Command line: ``git evidence <command>`` (also ``git-evidence``,
 ``python -m git_evidence``). Exit 0 allowed, 1 refused, 2 could not decide.
 
-Every command follows the conventions of SPEC §13, whoever adds it: ``-q``, ``-v``,
+Every command follows the conventions of docs/cli.md, whoever adds it: ``-q``, ``-v``,
 ``--format text|json`` and a description come from ``options.apply_conventions``
 (what each command accepts is ``arguments.py``); errors, ``-q``, a closed pipe and
 crashes are handled here, once."""

@@ -1,4 +1,4 @@
-"""What reaches the terminal, the same way for every command (SPEC §13): output held
+"""What reaches the terminal, the same way for every command: output held
 back under ``-q`` until the command says it did not allow, the GitLab prefix on lines
 a pusher must see, the one error shape, and a reader that stops reading."""
 

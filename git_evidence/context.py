@@ -92,7 +92,7 @@ def server_aliases(
 def judged_refs(
     updates: Sequence[RefUpdate], aliases: Mapping[str, str], guarded: Collection[str]
 ) -> tuple[list[RefUpdate], list[str]]:
-    """Each update as the ref it really moves (SPEC §10): git updates the ref a
+    """Each update as the ref it really moves: git updates the ref a
     pushed symbolic ref names, so that ref's rules apply (protection, fast-forward,
     base, the notes ref, deletion). A ref that a ``guarded`` symbolic ref (a protected
     ref, the notes ref) names is judged as that guarded ref. Also returns one line per
@@ -248,7 +248,7 @@ def is_draft(policy: Policy) -> bool:
 
 
 def local_base(git: Git, policy: Policy, refs: dict[str, Oid]) -> tuple[Oid | None, str]:
-    """Where a local test run reads sealed evidence (SPEC §12): the merge-base of
+    """Where a local test run reads sealed evidence: the merge-base of
     ``HEAD`` with the base branch as this clone knows it (origin's copy, else the local
     branch). Returns the commit (None when there is none) and how it was found."""
     head = git.resolve_commit("HEAD")

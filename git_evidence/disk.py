@@ -32,7 +32,7 @@ def worktree_manifest(
     """The files on disk under ``roots`` of the tree at ``top``.
 
     ``checkout``: ``top`` is that repository's working tree, and a file is compared as
-    git would check it in (SPEC §10 Lock): ``git hash-object`` applies the conversions
+    git would check it in: ``git hash-object`` applies the conversions
     its attributes ask for (``eol``, ``text``, filters), so a checkout whose
     ``.gitattributes`` turns LF into CRLF matches its lock; one git process hashes them
     all, and only files that differ are read here. Without it (the judge's exported

@@ -1,4 +1,4 @@
-"""The endpoint in a judgement (SPEC §10): the evidence that differs between an
+"""The endpoint in a judgement: the evidence that differs between an
 update's base and its new tip, and for each such path the commits that answer for its
 value when no commit of the range sets it on the history it reaches the tip by (a
 merge that kept an older copy from a parent forked before the evidence changed).
@@ -69,7 +69,7 @@ def answering(
     parents: Mapping[str, Sequence[str]],
 ) -> dict[Oid, list[tuple[PathClass, str]]]:
     """commit → ``(class, path)`` of the endpoint rows it is judged as changing
-    although its own diff does not (SPEC §10: the endpoint must be explained).
+    although its own diff does not.
     ``parents``: each commit's, as the stream listed them.
 
     Each evidence path that differs between base and new must get its value at new

@@ -1,4 +1,4 @@
-"""The failure fingerprint (SPEC §11.6), defined once for ``judge``, ``freeze add`` and
+"""The failure fingerprint, defined once for ``judge``, ``freeze add`` and
 ``freeze status``. Pure.
 
 A fingerprint names *how* a test failed, stable from run to run: the test id (pytest's

@@ -27,7 +27,7 @@ def old_kind_lines(data: bytes) -> set[int]:
     """Lines whose fingerprint is of the old kind: ``freeze add`` once took a digest of
     one failing run's output, which differs every run, so no judgement can match it.
     Such a fingerprint is one of the entry's own output digests; the shared
-    fingerprint (SPEC §11.6) never is."""
+    fingerprint never is."""
     lines = set()
     for number, raw in enumerate(data.split(b"\n"), start=1):
         if b'"outputs"' not in raw:

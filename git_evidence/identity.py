@@ -1,4 +1,4 @@
-"""Who is pushing (SPEC §7), and what that identity may write."""
+"""Who is pushing, and what that identity may write."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ class Identity(NamedTuple):
         )
 
     def reviewer(self, policy: Policy) -> bool:
-        """Whether this identity's push accepts a hold (SPEC §10): a reviewer, or a
+        """Whether this identity's push accepts a hold: a reviewer, or a
         person's own clone marked trusted."""
         return self.trusted_clone or (self.name is not None and self.name in policy.review_names)
 

@@ -1,4 +1,4 @@
-"""The judge's steps that are not the command line (SPEC §11.1-5): the pin at the
+"""The judge's steps that are not the command line: the pin at the
 base, the changes base → candidate and what they signal before anything runs, the
 workspace's drift from the pin, and the properties' runs."""
 
@@ -263,7 +263,7 @@ def run_env(area: workspace.Area) -> dict[str, str]:
     return env
 
 
-# -- labels, quota and the scorecard (SPEC §12) -----------------------------------------
+# -- labels, quota and the scorecard -----------------------------------------
 
 
 def read_sealed(git: Git, policy: Policy, base: str) -> Sealed | None:

@@ -1,4 +1,4 @@
-"""Sealed test labels (SPEC §12): which kind of test each node id is.
+"""Sealed test labels: which kind of test each node id is.
 
 The file is TSV, one ``node id<TAB>kind`` row a line, ``#`` comment lines and blank
 lines allowed, UTF-8 with ``\\n`` endings. It is evidence (class ``policy``) and is read

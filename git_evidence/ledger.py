@@ -1,4 +1,4 @@
-"""The freeze ledger (SPEC §9): JSON Lines, append-only, the only record allowed to
+"""The freeze ledger: JSON Lines, append-only, the only record allowed to
 excuse a flaky test. Pure: bytes in, freezes and problems out; the caller supplies the
 clock and the pin lookup."""
 

@@ -1,5 +1,5 @@
 """The freeze ledger in a judgement: each commit's change to it, then the range's as a
-whole, read from git and handed to ``ledger.check_change`` (SPEC §9). The walk over
+whole, read from git and handed to ``ledger.check_change``. The walk over
 the range (``append_only_problems``) is the retry quota's too."""
 
 from __future__ import annotations

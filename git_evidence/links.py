@@ -1,4 +1,4 @@
-"""Where a symlink leads (SPEC §4, §10). Pure: the tree is read through a callback.
+"""Where a symlink leads. Pure: the tree is read through a callback.
 
 A link is read two ways and both count, because both kinds of reader exist:
 

@@ -1,4 +1,4 @@
-"""The lock: a manifest pinned as a git note (SPEC §8, §10). A note is exactly one
+"""The lock: a manifest pinned as a git note. A note is exactly one
 canonical JSON record's bytes (no trailing newline, nothing else), on commits of
 protected branches; the pin digest is ``sha256:`` of those bytes (``pin_digest``, the
 one place it is computed). The lock in force for a commit is the note on its nearest

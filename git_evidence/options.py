@@ -1,4 +1,4 @@
-"""The options every command takes (SPEC §13), and the parser they hang on.
+"""The options every command takes, and the parser they hang on.
 
 Commands are added with plain ``sub.add_parser(…)``; ``apply_conventions`` then walks
 the finished parser and gives each one what it lacks: ``-q``/``-v``, ``--format``, a

@@ -1,4 +1,4 @@
-"""Fold paths and classify them (SPEC §4, §10). Pure: no git, no I/O.
+"""Fold paths and classify them. Pure: no git, no I/O.
 
 Over 300 lines on purpose: folding, globs, classes and structural evidence are one classifier."""
 
@@ -14,7 +14,7 @@ from git_evidence.globs import ANY, components_regex
 from git_evidence.links import resolve_link
 from git_evidence.runner_files import RUNNER_CONFIG as _RUNNER_CONFIG
 
-# The path classes (SPEC §3): a closed set, so the type checker knows every class a
+# The path classes: a closed set, so the type checker knows every class a
 # path can have. `other` is a path no glob classifies.
 PathClass = Literal[
     "product", "fixture", "oracle", "freeze_ledger", "policy", "test", "neutral", "other"
@@ -28,7 +28,7 @@ TEST: Final = "test"
 NEUTRAL: Final = "neutral"
 OTHER: Final = "other"
 
-# Highest precedence first: evidence always wins (SPEC §3).
+# Highest precedence first: evidence always wins.
 PRECEDENCE: Final[tuple[PathClass, ...]] = (POLICY, LEDGER, ORACLE, FIXTURE, PRODUCT, TEST, NEUTRAL)
 EVIDENCE_CLASSES: Final[frozenset[PathClass]] = frozenset({FIXTURE, ORACLE, LEDGER, POLICY})
 
@@ -389,7 +389,7 @@ class Classifier:
     def classify_plain(self, raw: bytes) -> tuple[str, PathClass]:
         """``(path, class)`` of the raw path of a plain row (one parent, neither side a
         symlink or a gitlink: its class depends on its path alone). Decoded with
-        surrogateescape (SPEC §4), interned and classified once; later rows find it in
+        surrogateescape, interned and classified once; later rows find it in
         ``plain_classes`` by their bytes, without decoding."""
         path = sys.intern(raw.decode("utf-8", "surrogateescape"))
         hit = (path, self.classify_change(Change("M", "", "", "", "", path)).klass)
@@ -398,7 +398,7 @@ class Classifier:
         return hit
 
     def classify_change(self, change: Change) -> Match:
-        """The class that counts for a change (SPEC §4): the path's own class, raised
+        """The class that counts for a change: the path's own class, raised
         to evidence by structure (an entry at or above an evidence root; a symlink or
         gitlink leading into, at or above evidence); a link that stays clear of
         evidence but leaves the repository is ``other``."""

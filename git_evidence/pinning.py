@@ -1,4 +1,4 @@
-"""Writing locks (SPEC §8, §10): pin one revision, or every first-parent commit of an
+"""Writing locks: pin one revision, or every first-parent commit of an
 accepted range whose lock-root trees differ from the pin before it (plus the new tip),
 so a commit in the middle of a push has a lock of its own.
 

@@ -1,4 +1,4 @@
-"""The pytest plugin (SPEC §12): sealed test labels, seeded runs, quota-bound retries.
+"""The pytest plugin: sealed test labels, seeded runs, quota-bound retries.
 
 Registered as the ``pytest11`` entry point ``git_evidence`` and opt-in: it does something
 only with ``--evidence`` or ``-p git_evidence``. Loaded but not asked for, it registers

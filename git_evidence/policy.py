@@ -1,4 +1,4 @@
-"""Load and validate the policy (SPEC §3).
+"""Load and validate the policy.
 
 The policy is read from the base revision (or a sealed file named by
 ``git config evidence.policyFile``), never from the revision under judgement.
@@ -25,7 +25,7 @@ from git_evidence.properties import JudgeConfig, judge_section
 # classifies and never digests, start without them.
 
 POLICY_FILE = ".git-evidence.toml"
-# A rule's decision, in order of severity (SPEC §6): what a finding decides
+# A rule's decision, in order of severity: what a finding decides
 # (rules.ALLOW, HOLD, REJECT) and what [rules] sets for other_path, added_test and
 # test_edit. Defined here, where the policy reads it: rules.py types against the policy.
 Decision = Literal["allow", "hold", "reject"]
@@ -77,7 +77,7 @@ class Policy(NamedTuple):
     evidence_writers: frozenset[str] = frozenset()
     ledger_writers: frozenset[str] = frozenset()
     lock_writers: frozenset[str] = frozenset()
-    # Who accepts a hold by pushing (SPEC §10); None: the evidence writers.
+    # Who accepts a hold by pushing; None: the evidence writers.
     reviewers: frozenset[str] | None = None
     lock_roots: tuple[str, ...] = (
         "tests/fixtures",
@@ -90,7 +90,7 @@ class Policy(NamedTuple):
     lock_required: bool = False
     ledger_path: str = "tests/freeze.jsonl"
     max_window_hours: int = 72
-    labels_path: str = "tests/evidence-labels.tsv"  # [labels] (SPEC §12)
+    labels_path: str = "tests/evidence-labels.tsv"  # [labels]
     quota_path: str = "tests/retry-quota.jsonl"
     retries: int = 2
     time_budget_s: float = 4.5  # under GitHub Enterprise Server's shared 5 s
@@ -495,7 +495,7 @@ def _plain_path(reader: _Reader, table: str, key: str, value: object) -> str:
 
 
 def _labels(reader: _Reader, table: dict[str, Any]) -> dict[str, Any]:
-    """``[labels]`` (SPEC §12): the sealed test labels, the retry quota, the retries a
+    """``[labels]``: the sealed test labels, the retry quota, the retries a
     nondeterministic test may use."""
     out: dict[str, Any] = {}
     if "path" in table:

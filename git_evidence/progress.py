@@ -1,4 +1,4 @@
-"""How far long work got, on one line of a terminal's stderr (SPEC §13).
+"""How far long work got, on one line of a terminal's stderr.
 
 Nothing is shown when stderr is not a terminal (a hook's stderr goes to git, a CI
 log is a file: both want results, not carriage returns), and nothing in the first

@@ -1,4 +1,4 @@
-"""The judge's part of the policy (SPEC §11.4): ``[judge]`` and its
+"""The judge's part of the policy: ``[judge]`` and its
 ``[[judge.property]]`` tables, validated like the rest of the policy (errors name the
 file, the key — ``judge.property[2].repeat`` — and the line). ``policy.py`` calls
 ``judge_section`` with its reader; nothing here reads git."""
@@ -31,7 +31,7 @@ VERDICT_NOTES_REF = "refs/notes/evidence-verdicts"
 
 
 class JudgeProperty(NamedTuple):
-    """One ``[[judge.property]]`` (SPEC §11.4): a command the judge runs ``repeat``
+    """One ``[[judge.property]]``: a command the judge runs ``repeat``
     times for each seed."""
 
     id: str

@@ -1,6 +1,6 @@
 """What a test run under the evidence plugin reports beyond pytest's own: its
 outcomes and notes, the sections it adds to a report, Surefire-style JUnit children,
-and the Hypothesis hits it writes (SPEC §12)."""
+and the Hypothesis hits it writes."""
 
 from __future__ import annotations
 

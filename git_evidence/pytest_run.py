@@ -1,4 +1,4 @@
-"""One pytest session under the evidence plugin (SPEC §12): the collection check, the
+"""One pytest session under the evidence plugin: the collection check, the
 retry protocol, the tally of what happened (where the labels and quota come from is
 ``pytest_sources.py``; what it adds to reports and JUnit, ``pytest_report.py``).
 

@@ -1,5 +1,5 @@
 """What a test run under the evidence plugin enforces, and where each part comes
-from (SPEC §12): the labels and the retry quota from the files ``git evidence judge``
+from: the labels and the retry quota from the files ``git evidence judge``
 writes (or named by hand), else from the repository (a sealed labels file, else the
 base revision, never the working tree); and the retry budget the session draws on."""
 

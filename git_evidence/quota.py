@@ -1,4 +1,4 @@
-"""The retry quota (SPEC §12): JSON Lines, append-only like the freeze ledger.
+"""The retry quota: JSON Lines, append-only like the freeze ledger.
 
 A ``grant`` line (written by an evidence writer) adds retries; a ``spend`` line (written
 by CI, a ledger writer) records the retries one test used. Remaining = grants − spends,
@@ -130,7 +130,7 @@ def remaining(entries: Iterable[Entry]) -> int:
 
 
 def retry_allowed(remaining_retries: int, used_including_this: int) -> bool:
-    """SPEC §12: with grants equal to spends there is no retry."""
+    """With grants equal to spends there is no retry."""
     return remaining_retries - used_including_this >= 0
 
 
@@ -276,7 +276,7 @@ def quota_vote(retries_used: int, remaining_retries: int, refused: int) -> Vote:
 
 
 def scorecard(properties_pass: bool, fixtures_pass: bool, quota: Vote) -> dict[str, Any]:
-    """The judge's three votes (SPEC §12): merge only when properties and fixtures pass
+    """The judge's three votes: merge only when properties and fixtures pass
     and the quota passes or abstains. Properties and fixtures never abstain."""
     if quota not in ("pass", "fail", "abstain"):
         raise ValueError(f"quota vote must be pass, fail or abstain, got {quota!r}")

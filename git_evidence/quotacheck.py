@@ -1,5 +1,5 @@
 """The retry quota in a judgement: each commit's change to it, then the range's as a
-whole, read from git and handed to ``quota.check_change`` (SPEC §12). The quota is
+whole, read from git and handed to ``quota.check_change``. The quota is
 small (a line per grant or spend), so both sides are read whole."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Ref updates → the commits they bring → the changes of each commit (SPEC §5).
+"""Ref updates → the commits they bring → the changes of each commit.
 
 This layer asks git questions and gathers facts; it decides nothing.
 """

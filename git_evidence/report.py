@@ -1,4 +1,4 @@
-"""Text and JSON renderings of a judgement (SPEC §7)."""
+"""Text and JSON renderings of a judgement."""
 
 from __future__ import annotations
 

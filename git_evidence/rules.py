@@ -1,4 +1,4 @@
-"""Changes → findings → decision (SPEC §6). Pure functions of data: no git here.
+"""Changes → findings → decision. Pure functions of data: no git here.
 
 Over 300 lines on purpose: the one rule table (text, hint, fields) and the
 decisions that read it."""
@@ -284,9 +284,9 @@ class CommitSummary(NamedTuple):
     # what the commit sets: each evidence change's path, then its value_key (new mode
     # and object id), flat: a push of 15,000 commits holds some 60,000 of them
     evidence_values: tuple[str | bytes, ...] = ()
-    # evidence paths a merge kept from an older copy (SPEC §10, the endpoint rule)
+    # evidence paths a merge kept from an older copy
     kept: tuple[str, ...] = ()
-    # (status, old blob, new blob, path) of each change to the retry quota (SPEC §12),
+    # (status, old blob, new blob, path) of each change to the retry quota,
     # append-only like the ledger
     quota: tuple[tuple[str, str, str, str], ...] = ()
 
@@ -523,7 +523,7 @@ def holds_block(facts: UpdateFacts) -> bool:
 
 
 def settle_hold(finding: Finding, policy: Policy, who: Identity, *, bound: bool) -> Finding:
-    """A hold as it stands for this pusher (SPEC §10 Rules): ``bound`` (for a
+    """A hold as it stands for this pusher: ``bound`` (for a
     protected ref) and pushed by a reviewer, it is accepted; bound for nothing
     protected, it is reported on its way to review; else it blocks."""
     if finding.decision != HOLD:
@@ -590,7 +590,7 @@ def decide_ref(facts: UpdateFacts, policy: Policy, who: Identity) -> list[Findin
 
 
 def decide_verdict_ref(facts: UpdateFacts, policy: Policy, who: Identity) -> list[Finding]:
-    """The verdict notes ref (SPEC §11.8) is pushed by verdict writers only."""
+    """The verdict notes ref is pushed by verdict writers only."""
     if who.verdict_writer(policy):
         return []
     ref = facts.update.ref
@@ -962,7 +962,7 @@ def _literal(text: str) -> str:
 
 
 def decide_labels_file(facts: UpdateFacts, problem: str | None, path: str) -> list[Finding]:
-    """A protected ref must be left with a labels file that parses (SPEC §12): every
+    """A protected ref must be left with a labels file that parses: every
     judgement and every ``pytest --evidence`` run reads it from there."""
     if problem is None:
         return []
@@ -1022,8 +1022,8 @@ def decide_staged_labels(facts: UpdateFacts, problem: str | None, path: str) -> 
 def decide_lock(
     facts: UpdateFacts, lock: LockFacts, policy: Policy, who: Identity, *, proposed: bool = False
 ) -> list[Finding]:
-    """Findings from the lock roots and the lock in force at the update's base (SPEC
-    §6, §8, §10). A stale lock is a notice unless the policy requires a lock: the base
+    """Findings from the lock roots and the lock in force at the update's base. A stale
+    lock is a notice unless the policy requires a lock: the base
     is accepted history whatever its pin says, so it holds nothing by itself. A
     ``proposed`` range (evidence-proposed) changes the locked bytes as its proposal:
     that is no breach until an evidence writer brings it to a protected ref."""

@@ -1,5 +1,5 @@
 """The one place that runs commands other than git: a test command run ``repeat`` times
-for each seed, with a timeout, its outcome captured (SPEC §11.4-5). Used by ``judge``
+for each seed, with a timeout, its outcome captured. Used by ``judge``
 and ``freeze add``.
 
 Each run starts in a process group of its own, so a timeout, Ctrl-C or SIGTERM stops

@@ -1,4 +1,4 @@
-"""The judge's scorecard (SPEC §12): when the base has test labels, three votes beside
+"""The judge's scorecard: when the base has test labels, three votes beside
 the class — ``properties`` (the property runs), ``fixtures`` (pin vs workspace, before
 and after the runs), ``quota`` (the retries the runs used against what remained at the
 base) — and ``merge`` only when properties and fixtures pass and the quota passes or

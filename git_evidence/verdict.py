@@ -1,4 +1,4 @@
-"""The judge's verdict (SPEC §11.7-8): one class from the signals, first match wins,
+"""The judge's verdict: one class from the signals, first match wins,
 and the record that says why. Pure: no git, no processes.
 
 The classes, in precedence order, and what each one needs:
@@ -71,7 +71,7 @@ RESULT = {
 
 def exit_and_result(klass: str, card: Mapping[str, Any] | None) -> tuple[int, str]:
     """A record's ``exit`` and in-toto ``result``: the class's, except that a scorecard
-    that says ``reject`` (SPEC §12) never lets a passing class exit 0."""
+    that says ``reject`` never lets a passing class exit 0."""
     if card is not None and card.get("result") == scorecard.REJECT and EXIT[klass] == 0:
         return 1, "FAILED"
     return EXIT[klass], RESULT[klass]
@@ -151,7 +151,7 @@ class Signals:
 
 
 def classify(signals: Signals) -> str:
-    """One class, first match wins (SPEC §11.7)."""
+    """One class, first match wins."""
     if signals.patch_invalid:
         return PATCH_INVALID
     if signals.oracle_rewrite:

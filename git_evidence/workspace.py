@@ -1,4 +1,4 @@
-"""The judge's workspace (SPEC §11.2): a tree exported from git objects into a
+"""The judge's workspace: a tree exported from git objects into a
 temporary directory outside the repository's worktree, sharing nothing with its git
 directory, so the candidate's tests cannot write the repository's refs, notes or
 objects (a ``git worktree`` would let them).

@@ -1,4 +1,4 @@
-"""Attacks on the lock (SPEC §10 Lock), end to end: notes that are not the canonical
+"""Attacks on the lock, end to end: notes that are not the canonical
 record's exact bytes, accepted history that no pin covered yet, and lock writers racing
 the server's post-receive."""
 

@@ -1,4 +1,4 @@
-"""End to end (SPEC §10): symlinks into evidence, per-glob evidence roots, newlines in
+"""End to end: symlinks into evidence, per-glob evidence roots, newlines in
 names, policy validation, ref globs in `protected`, negated globs. Every case is a real
 push into a bare repository with the hooks installed."""
 

@@ -1,6 +1,6 @@
 """End to end: pushes whose commits each look harmless but whose endpoint is not (a
 merge that keeps an older copy of evidence), refs that alias a protected ref on the
-server, and policies that would brick the repository (SPEC §10, Ranges and Rules)."""
+server, and policies that would brick the repository."""
 
 from __future__ import annotations
 

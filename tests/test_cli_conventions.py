@@ -1,4 +1,4 @@
-"""The conventions every command keeps (SPEC §13): -q and -v, --format json with one
+"""The conventions every command keeps: -q and -v, --format json with one
 error shape, a closed pipe, outside a repository, a bad revision, paths relative to
 the current directory, progress only on a terminal, per-user crash logs, the GitLab
 prefix, --help for every argument, and a man page that agrees with the parser."""

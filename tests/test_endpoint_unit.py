@@ -1,6 +1,6 @@
 """The endpoint rule and ref aliases on small hand-built histories, judged in
 process (no push): what differs between base and new, which commit of the range
-answers for it, and how a symbolic ref is judged (SPEC §10, Ranges)."""
+answers for it, and how a symbolic ref is judged."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Holds a person can accept (SPEC §10 Rules: Hold): on a protected ref a hold blocks
+"""Holds a person can accept: on a protected ref a hold blocks
 unless a reviewer pushes it; on any other ref it is reported and does not block; a
 trusted clone accepts holds in its client hooks; rejects stay rejects. End to end:
 real pushes into a bare repository with the hooks installed."""

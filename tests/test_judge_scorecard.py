@@ -1,4 +1,4 @@
-"""The scorecard in ``git evidence judge``'s verdict (SPEC §12), end to end: real
+"""The scorecard in ``git evidence judge``'s verdict, end to end: real
 repositories whose base has test labels and a retry quota, a real pytest property run
 by ``sys.executable -m pytest`` — without ``--evidence``: the judge switches the plugin
 on and hands it the base's labels and quota — and the exit the scorecard decides."""

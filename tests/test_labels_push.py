@@ -1,4 +1,4 @@
-"""``policy-invalid`` covers the test labels file (SPEC §12): a protected ref is never
+"""``policy-invalid`` covers the test labels file: a protected ref is never
 left with labels that do not parse, since every judgement and every ``pytest
 --evidence`` run reads them from there. End to end: real pushes into a bare repository
 with the server hook, and the client hooks (pre-commit, pre-push) in a real clone."""

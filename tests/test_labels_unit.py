@@ -1,4 +1,4 @@
-"""The labels file and the retry quota as data (SPEC §12): strict parsing, the
+"""The labels file and the retry quota as data: strict parsing, the
 append-only rule, the scorecard. Pure functions, so many inputs: Hypothesis drives the
 parsers with any bytes."""
 

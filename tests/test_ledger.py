@@ -1,4 +1,4 @@
-"""The freeze ledger: append-only, CI-written, reproduced, time-boxed (SPEC §9).
+"""The freeze ledger: append-only, CI-written, reproduced, time-boxed.
 Each tampering case is a push of its own into the protected server."""
 
 from __future__ import annotations

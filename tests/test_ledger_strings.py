@@ -1,4 +1,4 @@
-"""Ledger strings (SPEC §10 Ledger): a lone surrogate or U+0000 anywhere in an entry is
+"""Ledger strings: a lone surrogate or U+0000 anywhere in an entry is
 a `ledger-entry` error, a window must be positive, and no reader crashes on a line that
 is already in a ledger."""
 

@@ -1,4 +1,4 @@
-"""The lock: pinned as a git note, verified by hand, enforced at push (SPEC §8)."""
+"""The lock: pinned as a git note, verified by hand, enforced at push."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Folding and classification (SPEC §4), including property-based tests."""
+"""Folding and classification, including property-based tests."""
 
 from __future__ import annotations
 

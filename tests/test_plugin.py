@@ -1,4 +1,4 @@
-"""The pytest plugin in real sessions (SPEC §12): pytester runs pytest in a subprocess
+"""The pytest plugin in real sessions: pytester runs pytest in a subprocess
 on a small generated suite, with the labels from a file, from a git base, or sealed."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What the pytest plugin tells ``git evidence judge`` about a session (SPEC §12): one
+"""What the pytest plugin tells ``git evidence judge`` about a session: one
 line in ``EVIDENCE_RETRIES_FILE`` with the labels it enforced, the quota it started
 with and the retries it used, read back by the scorecard. pytester runs real sessions."""
 

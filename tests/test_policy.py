@@ -45,7 +45,7 @@ def test_glob_with_dotdot_is_an_error() -> None:
 
 
 def test_negated_glob_outside_the_class_lists_is_an_error() -> None:
-    # Class lists accept `!` (SPEC §10); the lock's exclude list does not.
+    # Class lists accept `!`; the lock's exclude list does not.
     exc = error("[lock]\nexclude = ['!tests/fixtures/keep/**']\n")
     assert "not supported" in str(exc) and exc.key == "lock.exclude" and exc.line == 2
 

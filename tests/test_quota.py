@@ -1,4 +1,4 @@
-"""The retry quota and the labels file at push (SPEC §12), and the quota commands.
+"""The retry quota and the labels file at push, and the quota commands.
 Each tampering case is a real push into the protected server."""
 
 from __future__ import annotations

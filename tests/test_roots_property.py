@@ -1,4 +1,4 @@
-"""Pure functions of SPEC §10: per-glob evidence roots, negation, newlines in names,
+"""Pure functions of the classifier: per-glob evidence roots, negation, newlines in names,
 link resolution through a tree, ref globs and policy bounds. No git here."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The scorecard's pure parts (SPEC §12): the retries file the plugin writes and the
+"""The scorecard's pure parts: the retries file the plugin writes and the
 judge reads, the three votes, and what a verdict record with a scorecard must say."""
 
 from __future__ import annotations

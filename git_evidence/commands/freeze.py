@@ -181,7 +181,7 @@ def _failed(run: Run, test_id: str, junit: bool) -> bool:
 
 
 def run_fingerprint(run: Run, test_id: str, junit: bool) -> str:
-    """The shared fingerprint (SPEC §11.6) of a failing run, as ``judge`` computes it."""
+    """The shared fingerprint of a failing run, as ``judge`` computes it."""
     case = (run.tests or {}).get(test_id) if junit else None
     if case is not None and case.outcome in FAILING:
         return fingerprint(test_id, case.outcome, case.type, case.message)

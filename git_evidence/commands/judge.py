@@ -1,5 +1,5 @@
 """``git evidence judge [CANDIDATE] [--patch FILE] …``: classify a candidate's test
-results (SPEC §11), on a machine the candidate cannot write.
+results, on a machine the candidate cannot write.
 
 Evidence first, nothing run: the changes base → candidate are classified and the lock
 roots of an exported workspace are hashed from disk and compared with the pin. Only a
@@ -437,7 +437,7 @@ def _score(
     results: Sequence[PropertyRuns],
     compared: bool,
 ) -> None:
-    """The scorecard (SPEC §12), and what it does to the exit: a ``reject`` never
+    """The scorecard, and what it does to the exit: a ``reject`` never
     exits 0, whatever the class."""
     checked = ("before", "after") if results else ("before",) if compared else ()
     pin = (record.get("pin") or {}).get("digest")

@@ -1,5 +1,5 @@
 """``git evidence labels check|init``: the sealed test labels against what the suite
-collects (SPEC §12).
+collects.
 
 ``check`` lists the collected tests that have no row, the rows that match no collected
 test, duplicates and bad lines. ``init`` writes a starting file from a collection, every

@@ -1,6 +1,6 @@
 """``git evidence post-receive``: pin what each accepted push brought to a protected
 branch: every first-parent commit whose lock-root trees differ from the pin before it,
-and the new tip (SPEC §10), so a tag or a branch made from a commit in the middle of
+and the new tip, so a tag or a branch made from a commit in the middle of
 the push has a lock of its own in force.
 
 Refs cannot be written from pre-receive (git forbids it in quarantine), so the lock

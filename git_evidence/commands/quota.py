@@ -1,4 +1,4 @@
-"""``git evidence quota status|spend|grant``: the retry quota (SPEC §12).
+"""``git evidence quota status|spend|grant``: the retry quota.
 
 ``status`` prints what remains and the latest spends. ``spend --from-junit FILE`` is
 CI's step after a run: it appends one spend per nondeterministic test the evidence

@@ -1,6 +1,6 @@
 """``git evidence split [REV] [--range BASE..TOP] [--evidence-branch NAME]
 [--order evidence-first|product-first]``: a commit the gate calls mixed becomes an
-evidence commit and a product commit (SPEC §13).
+evidence commit and a product commit.
 
 "Mixed" is the gate's own verdict: the commits stream through the same ``diff-tree``
 and classifier as a push (ranges.parse_raw, rules.summarize) under the policy the
