@@ -16,8 +16,7 @@ from conftest import Work, clone_of, evidence, make_remote
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from git_evidence import shards, verdict
-from git_evidence.commands import judge
+from git_evidence import shards, verdict, verdict_record
 from git_evidence.errors import UsageError
 from git_evidence.fingerprint import exit_fingerprint
 from git_evidence.ledger import Freeze
@@ -82,7 +81,7 @@ class Outcomes:
         )
         facts = {**FACTS, **({"shard": shard} if shard else {})}
         extra = {"evidence": {"paths": {}}, "drift": {"before": [], "after": []}}
-        made = judge._record(dict(facts), klass, why, signals, results, extra, 0.0, None)
+        made = verdict_record.build(dict(facts), klass, why, signals, results, extra, 0.0, None)
         return json.loads(canonical_json(made))  # as a file holds it
 
 

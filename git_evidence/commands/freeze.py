@@ -27,7 +27,7 @@ from git_evidence.freezes import (
     read_ledger,
 )
 from git_evidence.git import Git
-from git_evidence.identity import server_pusher
+from git_evidence.identity import WRITER_KEY, line_writer
 from git_evidence.ledger import Freeze
 from git_evidence.outcomes import FAILING
 from git_evidence.policy import Policy
@@ -61,7 +61,7 @@ def _add(git: Git, policy: Policy, args: argparse.Namespace) -> int:
             "--runs must be at least 2 and --seeds at least 1",
             fix="a flake must both pass and fail on one seed",
         )
-    writer = args.writer or git.config_get("evidence.writer") or server_pusher(os.environ).name
+    writer, _ = line_writer(args.writer, git.config_get(WRITER_KEY), os.environ)
     if not writer:
         raise UsageError(
             "no writer to record: a freeze names the ledger writer who appends it",

@@ -3,11 +3,10 @@ results, on a machine the candidate cannot write.
 
 Evidence first, nothing run: the changes base → candidate are classified and the lock
 roots of an exported workspace are hashed from disk and compared with the pin. Only a
-candidate that changes no evidence and nothing held has its properties run, each in a
-workspace that shares nothing with the repository's git directory; the lock roots are
-hashed again afterwards. Then one class, one verdict record.
-
-Over 300 lines on purpose: the judge's steps in order and the record they make."""
+candidate that changes no evidence and nothing held has its properties run, each in the
+sandbox, in a workspace that shares nothing with the repository's git directory; the
+lock roots are hashed again afterwards. Then one class, and one verdict record
+(``verdict_record.py``). Over 300 lines on purpose: the judge's steps in order."""
 
 from __future__ import annotations
 
@@ -15,10 +14,10 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
-from typing import Any, BinaryIO
+from typing import Any
 
 from git_evidence import (
     __version__,
@@ -29,9 +28,9 @@ from git_evidence import (
     lock,
     runner,
     sandbox,
-    scorecard,
     shards,
     verdict,
+    verdict_record,
     workspace,
 )
 from git_evidence.context import (
@@ -45,14 +44,15 @@ from git_evidence.context import (
 )
 from git_evidence.errors import EvidenceError, UsageError
 from git_evidence.git import Git
-from git_evidence.identity import server_pusher
+from git_evidence.identity import WRITER_KEY, line_writer, server_pusher
 from git_evidence.manifest import Drift
 from git_evidence.oids import Oid
 from git_evidence.policy import Policy
+from git_evidence.progress import Progress
 from git_evidence.properties import JUNIT_PLACEHOLDER, JudgeProperty
 from git_evidence.records import canonical_json, digest, now_utc
 from git_evidence.scorecard import Sealed
-from git_evidence.verdict import PropertyRuns, Signals
+from git_evidence.verdict import Signals
 
 
 def run(args: argparse.Namespace) -> int:
@@ -88,8 +88,8 @@ def run(args: argparse.Namespace) -> int:
         sealed = judging.read_sealed(git, policy, base)
         record = _judge(git, policy, base, candidate, patch, pin, props, args, facts, clock, sealed)
     except EvidenceError as exc:
-        record = _undecided(facts, exc, clock, sealed)
-    _publish(git, policy, record, candidate, args)
+        record = verdict_record.undecided(facts, exc, clock, sealed)
+    verdict_record.publish(git, policy, record, candidate, args)
     _print(record, args.format)
     return int(record["exit"])
 
@@ -110,7 +110,7 @@ def _merged(git: Git, args: argparse.Namespace) -> int:
     if args.note and (args.policy or source.startswith("draft policy ")):
         raise _draft_note(source if not args.policy else "")
     policy = sealed_policy(git) or policy_at(git, record["base"])
-    _publish(git, policy, record, candidate, args)
+    verdict_record.publish(git, policy, record, candidate, args)
     _print(record, args.format)
     return int(record["exit"])
 
@@ -299,7 +299,9 @@ def _judge_in(
             why = verdict.explain(
                 verdict.PATCH_INVALID, signals, base=base, props=by_id, patch_error=str(exc)
             )
-            return _record(facts, verdict.PATCH_INVALID, why, signals, [], {}, clock, sealed)
+            return verdict_record.build(
+                facts, verdict.PATCH_INVALID, why, signals, [], {}, clock, sealed
+            )
     facts["candidate_tree"] = reader.text("rev-parse", f"{treeish}^{{tree}}")
     changes = judging.changed_paths(reader, base, treeish)
     first_ws = area.workspace(1)
@@ -311,7 +313,7 @@ def _judge_in(
         klass = verdict.classify(first)
         why = verdict.explain(klass, first, base=base, props=by_id)
         extra = {"evidence": evidence, "drift": drift}
-        return _record(facts, klass, why, first, [], extra, clock, sealed)
+        return verdict_record.build(facts, klass, why, first, [], extra, clock, sealed)
 
     spaces = [first_ws]
     chains = sum(len(p.seeds) * (1 + len(p.must_fail) + len(p.must_pass)) for p in props)
@@ -338,8 +340,8 @@ def _judge_in(
     facts["pythonpath"] = list(hold.pythonpath)
     env["EVIDENCE_PACKAGES"] = ",".join(held.top_packages(first_ws, hold.pythonpath))
     loaded = held.runner_config_files(first_ws)
-    results = judging.run_properties(props, spaces, area, env, _progress(), hold)
-    _progress_done()
+    with Progress("judging") as progress:
+        results = judging.run_properties(props, spaces, area, env, progress, hold)
     origins = held.import_origins(results, spaces)
     if origins["outside"]:
         raise held.outside_error(origins["outside"])
@@ -364,7 +366,11 @@ def _judge_in(
         workspace.export_tree(git, base, base_ws)
         signals = judging.flakes_on_base(signals, by_id, base_ws, area, env, hold)
     runs = sum(len(r) for res in results for r in res.seeds.values())
-    writer = _freeze_writer(git) if klass == verdict.FLAKE_CANDIDATE else None
+    writer = (
+        line_writer(None, git.config_get(WRITER_KEY), os.environ)[0]
+        if klass == verdict.FLAKE_CANDIDATE
+        else None
+    )
     facts["freeze_writer"] = writer
     why = verdict.explain(
         klass,
@@ -377,172 +383,7 @@ def _judge_in(
         pythonpath=hold.pythonpath,
     )
     extra = {"evidence": evidence, "drift": drift}
-    return _record(facts, klass, why, signals, results, extra, clock, sealed)
-
-
-def _record(
-    facts: dict[str, Any],
-    klass: str,
-    why: verdict.Explanation,
-    signals: Signals,
-    results: Sequence[PropertyRuns],
-    extra: dict[str, Any],
-    clock: float,
-    sealed: Sealed | None,
-) -> dict[str, Any]:
-    props = {r.prop.id: r.prop for r in results}
-    fresh = [f for f in signals.flakes if f.freeze is None]
-    writer = facts.pop("freeze_writer", None)
-    line = (
-        verdict.freeze_line(props[fresh[0].property], fresh[0], writer)
-        if klass == verdict.FLAKE_CANDIDATE
-        and fresh
-        and fresh[0].property in props
-        and all(f.on_base for f in fresh)
-        else None
-    )
-    record = {
-        "schema": verdict.SCHEMA,
-        "kind": verdict.KIND,
-        "class": klass,
-        "exit": verdict.EXIT[klass],
-        "result": verdict.RESULT[klass],
-        "reason": why.reason,
-        "details": list(why.details),
-        "next": why.next,
-        **facts,
-        "evidence": extra.get("evidence", {"paths": {}}),
-        "drift": extra.get("drift", {"before": [], "after": []}),
-        "properties": [verdict.property_json(r) for r in results],
-        "counterexamples": [{"property": p, "seed": s} for p, s in signals.counterexamples],
-        "failing": [f.as_json() for f in signals.failing],
-        "misses": list(signals.misses),
-        "flaky": [f.as_json() for f in signals.flakes],
-        "freeze_allowed": False,
-        "freeze_line": line,
-        "configuration": _configuration(facts),
-        **verdict.test_lists(results, signals),
-        "duration_s": round(time.monotonic() - clock, 3),
-    }
-    if sealed is not None:
-        _score(record, sealed, klass, signals, results, "drift" in extra)
-    return record
-
-
-def _score(
-    record: dict[str, Any],
-    sealed: Sealed,
-    klass: str,
-    signals: Signals,
-    results: Sequence[PropertyRuns],
-    compared: bool,
-) -> None:
-    """The scorecard, and what it does to the exit: a ``reject`` never
-    exits 0, whatever the class."""
-    checked = ("before", "after") if results else ("before",) if compared else ()
-    pin = (record.get("pin") or {}).get("digest")
-    judged = judging.judged(klass, signals, results, checked, pin)
-    card = scorecard.build(sealed, judged)
-    record["scorecard"] = card
-    code, result = verdict.exit_and_result(klass, card)
-    if code != record["exit"]:
-        failed = [name for name in scorecard.VOTES if card["votes"][name]["vote"] == "fail"]
-        record["next"] = (
-            f"do not merge: the scorecard rejects it ({', '.join(failed)} "
-            f"{'fails' if len(failed) == 1 else 'fail'}). "
-            + (
-                "The runs used more retries than the quota holds: fix the nondeterministic "
-                "test, or have an evidence writer grant more (git evidence quota grant N "
-                "--reason …)."
-                if failed == ["quota"]
-                else "Read the votes' evidence."
-            )
-        )
-    record["exit"], record["result"] = code, result
-
-
-def _configuration(facts: dict[str, Any]) -> list[dict[str, Any]]:
-    """in-toto ResourceDescriptors of what the verdict depends on."""
-
-    def sha(value: str | None) -> dict[str, str]:
-        return {"sha256": value.removeprefix("sha256:")} if value else {}
-
-    pin = facts.get("pin") or {}
-    out = [
-        {
-            "name": "policy",
-            "uri": facts["policy"]["source"],
-            "digest": sha(facts["policy"]["digest"]),
-        },
-        {"name": "base", "digest": {"gitCommit": facts["base"]}},
-    ]
-    if pin.get("digest"):
-        out.append({"name": "pin", "digest": sha(pin["digest"])})
-    return out
-
-
-def _undecided(
-    facts: dict[str, Any], exc: EvidenceError, clock: float, sealed: Sealed | None
-) -> dict[str, Any]:
-    why = verdict.Explanation(
-        f"could not decide: {exc.message}", (), exc.fix or "fix it and judge again."
-    )
-    facts.setdefault("pin", None)
-    return _record(facts, verdict.UNDECIDED, why, Signals(), [], {}, clock, sealed)
-
-
-def _publish(
-    git: Git,
-    policy: Policy,
-    record: dict[str, Any],
-    candidate: Oid | None,
-    args: argparse.Namespace,
-) -> None:
-    data = canonical_json(record)
-    if args.out:
-        with _output(args.out, "--out", os.O_TRUNC) as handle:
-            handle.write(data)
-    if args.log:
-        line = {
-            "at": now_utc(),
-            "base": record["base"],
-            "candidate": record["candidate"],
-            "class": record["class"],
-            "exit": record["exit"],
-            "pin": (record.get("pin") or {}).get("digest"),
-            "duration_s": record["duration_s"],
-        }
-        if "scorecard" in record:
-            line["scorecard"] = record["scorecard"]["result"]
-        with _output(args.log, "--log", os.O_APPEND) as handle:
-            handle.write(canonical_json(line) + b"\n")
-    if args.note and candidate is not None:
-        # Written byte for byte; a writer that moved the ref meanwhile is written over
-        # in a second try on top of its commit, never replaced.
-        (blob,) = git.write_blobs([data])
-        ref = policy.judge.notes_ref
-        for _ in range(3):
-            if git.write_notes(ref, git.ref_oid(ref), {candidate: blob}, "git evidence judge"):
-                break
-        else:
-            raise EvidenceError(
-                f"could not write the verdict note on {policy.judge.notes_ref}",
-                fix="another writer keeps moving it: retry",
-            )
-
-
-def _output(path: str, option: str, mode: int) -> BinaryIO:
-    """An output file opened for writing, never through a symbolic link."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | mode, 0o644)
-    except OSError as exc:
-        link = os.path.islink(path)
-        raise EvidenceError(
-            f"{option} {path}: "
-            + ("a symbolic link stands there (refused)" if link else str(exc.strerror)),
-            fix=f"remove it, or give {option} a path of its own",
-        ) from None
-    return os.fdopen(fd, "wb")
+    return verdict_record.build(facts, klass, why, signals, results, extra, clock, sealed)
 
 
 def _read_patch(path: str) -> bytes:
@@ -553,35 +394,6 @@ def _read_patch(path: str) -> bytes:
         raise UsageError(f"cannot read the patch {path}: {exc.strerror}") from None
 
 
-def _freeze_writer(git: Git) -> str | None:
-    """Who the printed freeze line names as its writer: ``evidence.writer``, else the
-    pusher variable CI sets."""
-    return git.config_get("evidence.writer") or os.environ.get("GIT_EVIDENCE_PUSHER") or None
-
-
 def _runner_identity() -> dict[str, Any]:
     who = server_pusher(os.environ)
     return {"name": who.name, "source": who.source}
-
-
-_SHOWN = False
-
-
-def _progress() -> Callable[[str], None] | None:
-    """Progress on stderr, only on a terminal."""
-    if not sys.stderr.isatty():
-        return None
-
-    def show(text: str) -> None:
-        global _SHOWN
-        _SHOWN = True
-        sys.stderr.write(f"\r\033[Kjudging: {text}")
-        sys.stderr.flush()
-
-    return show
-
-
-def _progress_done() -> None:
-    if _SHOWN:
-        sys.stderr.write("\r\033[K")
-        sys.stderr.flush()
