@@ -10,11 +10,18 @@ from __future__ import annotations
 import argparse
 from typing import Any, cast
 
-from git_evidence import __version__
+from git_evidence import __version__, arguments_ci
 from git_evidence.errors import UsageError
-from git_evidence.options import Parser, add_format, apply_conventions, subcommands
-
-REV_HELP = "a commit: a hash, branch, tag or any revision git understands (default: HEAD)"
+from git_evidence.options import (
+    Parser,
+    add_draft,
+    add_dry_run,
+    add_format,
+    add_max_findings,
+    add_rev,
+    apply_conventions,
+    subcommands,
+)
 
 
 def parse(words: list[str]) -> argparse.Namespace:
@@ -47,45 +54,6 @@ def _chosen_parser(
             if child is not None:
                 return _chosen_parser(child, args)
     return parser
-
-
-def _add_rev(parser: argparse.ArgumentParser) -> None:
-    """The optional ``REV`` a command reads (default HEAD)."""
-    parser.add_argument("rev", nargs="?", default="HEAD", metavar="REV", help=REV_HELP)
-
-
-def _add_draft(parser: argparse.ArgumentParser) -> None:
-    """``--policy FILE``: try a policy before it is in force (never on a hook)."""
-    parser.add_argument(
-        "--policy",
-        metavar="FILE",
-        help="use this policy file instead of the one in force, to try it before it "
-        "reaches the base branch; every report says `draft policy FILE (not in force)`",
-    )
-
-
-def _add_dry_run(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--dry-run",
-        action="store_true",
-        help="print what would change, and change nothing",
-    )
-
-
-def _count(text: str) -> int:
-    if not text.isdigit():
-        raise argparse.ArgumentTypeError(f"expected a number of findings (0: all), not {text!r}")
-    return int(text)
-
-
-def _add_max_findings(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--max-findings",
-        type=_count,
-        metavar="N",
-        help="text: show the first N findings in full and count the rest per rule "
-        "(default: git config evidence.maxFindings, else 20; 0: all); JSON lists all",
-    )
 
 
 class _Skipped:
@@ -155,9 +123,9 @@ def _build(only: str | None) -> Parser:
         metavar="NAME",
         help="judge as this pusher name against the policy's identities",
     )
-    _add_draft(p)
+    add_draft(p)
     add_format(p, forge=True)
-    _add_max_findings(p)
+    add_max_findings(p)
 
     p = sub.add_parser(
         "classify",
@@ -170,7 +138,7 @@ def _build(only: str | None) -> Parser:
         "paths", nargs="+", metavar="PATH", help="a path (it need not exist), as git takes it"
     )
     p.add_argument("--base", metavar="REF", help="read the policy at REF")
-    _add_draft(p)
+    add_draft(p)
     add_format(p)
 
     p = sub.add_parser(
@@ -185,7 +153,7 @@ def _build(only: str | None) -> Parser:
         action="store_true",
         help="resolve it as pre-receive does in this (bare) repository",
     )
-    _add_draft(p)
+    add_draft(p)
     add_format(p)
 
     p = sub.add_parser(
@@ -207,7 +175,7 @@ def _build(only: str | None) -> Parser:
     p.add_argument("remote", nargs="?", help="remote name (from git)")
     p.add_argument("url", nargs="?", help="remote URL (from git)")
     add_format(p)
-    _add_max_findings(p)
+    add_max_findings(p)
 
     p = sub.add_parser(
         "pre-receive",
@@ -216,7 +184,7 @@ def _build(only: str | None) -> Parser:
         "refs; a refusal refuses the whole push. Report on stderr.",
     )
     add_format(p)
-    _add_max_findings(p)
+    add_max_findings(p)
 
     p = sub.add_parser(
         "post-receive",
@@ -231,7 +199,7 @@ def _build(only: str | None) -> Parser:
         description="Pin REV's fixture tree as a lock note and print the pin digest; "
         "with --push, publish it. Shows progress on a terminal when it takes a while.",
     )
-    _add_rev(p)
+    add_rev(p)
     p.add_argument(
         "--push",
         nargs="?",
@@ -240,7 +208,7 @@ def _build(only: str | None) -> Parser:
         help="publish it: fetch REMOTE's notes (default origin), pin, push the notes ref, "
         "retrying when the remote's notes moved meanwhile",
     )
-    _add_draft(p)
+    add_draft(p)
     add_format(p)
 
     p = sub.add_parser(
@@ -250,7 +218,7 @@ def _build(only: str | None) -> Parser:
         "first-parent ancestor) and where it lives; -v lists every pinned file. "
         "Exit 1 when no lock is in force.",
     )
-    _add_rev(p)
+    add_rev(p)
     add_format(p)
 
     p = sub.add_parser(
@@ -259,14 +227,14 @@ def _build(only: str | None) -> Parser:
         description="Compare REV (or the files on disk) with the lock in force, then check "
         "the range from the protected base. Exit 0 only when everything matches.",
     )
-    _add_rev(p)
+    add_rev(p)
     p.add_argument(
         "--worktree",
         action="store_true",
         help="compare the files on disk (untracked and ignored ones too)",
     )
     p.add_argument("--base", metavar="REF", help="the protected base for the range check")
-    _add_draft(p)
+    add_draft(p)
     add_format(p)
 
     p = sub.add_parser(
@@ -288,7 +256,7 @@ def _build(only: str | None) -> Parser:
         metavar="FILE",
         help="with --server: seal this policy file (git config evidence.policyFile)",
     )
-    _add_dry_run(p)
+    add_dry_run(p)
     p.add_argument(
         "--agent",
         choices=("claude",),
@@ -364,14 +332,14 @@ def _build(only: str | None) -> Parser:
         help="put the evidence commit on a new branch NAME from the commit's parent; "
         "the current branch keeps the product commit",
     )
-    _add_draft(p)
-    _add_dry_run(p)
+    add_draft(p)
+    add_dry_run(p)
     add_format(p)
 
-    _add_freeze(sub)
-    _add_judge(sub)
-    _add_ci(sub)
-    _add_labels(sub)
+    arguments_ci.add_freeze(sub)
+    arguments_ci.add_judge(sub)
+    arguments_ci.add_ci(sub)
+    arguments_ci.add_labels(sub)
     p = sub.add_parser(
         "rules",
         help="list every rule id with its decision and fix",
@@ -381,219 +349,3 @@ def _build(only: str | None) -> Parser:
     add_format(p)
     apply_conventions(parser)
     return parser
-
-
-def _shard(text: str) -> tuple[int, int]:
-    index, sep, count = text.partition("/")
-    if not (sep and index.isdigit() and count.isdigit()) or not 1 <= int(index) <= int(count):
-        raise argparse.ArgumentTypeError(f"expected I/N with 1 <= I <= N (2/4), not {text!r}")
-    return int(index), int(count)
-
-
-def _add_ci(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "ci",
-        help="judge a pull or merge request (or a push) in GitHub Actions or GitLab CI",
-        description="Read the request from the CI system (GitHub Actions: the event in "
-        "$GITHUB_EVENT_PATH; GitLab CI: the CI_MERGE_REQUEST_* and CI_COMMIT_* variables), "
-        "judge base..head as the request's author with the policy of the base (never the "
-        "head's), and print the forge's format. Exit 0: allowed; 1: refused; 2: could not "
-        "decide.",
-    )
-    p.add_argument(
-        "--as",
-        dest="as_name",
-        metavar="NAME",
-        help="judge as this name instead of the login the CI system gives",
-    )
-    p.add_argument(
-        "--codequality",
-        metavar="FILE",
-        help="also write GitLab Code Quality JSON to FILE (default on GitLab: "
-        "gl-code-quality-report.json; '-' for none)",
-    )
-    p.add_argument(
-        "--no-fetch",
-        action="store_true",
-        help="never fetch: a base or head the clone lacks is an error naming the setting "
-        "to change (fetch-depth: 0, GIT_DEPTH: 0)",
-    )
-    add_format(
-        p,
-        "output format (default auto: github in GitHub Actions, text in GitLab CI); "
-        "text, json, sarif, github, codequality. Errors in JSON too, one shape, exit 2",
-        forge=True,
-        default="auto",
-        extra=("auto",),
-    )
-    _add_max_findings(p)
-
-
-def _add_judge(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "judge",
-        help="classify a candidate's test results: evidence first, then the properties "
-        "in a workspace the candidate cannot write (CI)",
-        description="Exit 0: accept or flake_frozen; 1: any other class; 2: could not "
-        "decide. Everything after `--` is an ad-hoc property `cli`.",
-    )
-    p.add_argument("candidate", nargs="?", metavar="CANDIDATE", help="commit (default: HEAD)")
-    p.add_argument("--patch", metavar="FILE", help="judge this patch applied to the base")
-    p.add_argument(
-        "--base",
-        metavar="REF",
-        help="the base (default: merge-base of CANDIDATE with [rules].base); the policy, "
-        "pin and ledger are read there",
-    )
-    _add_draft(p)
-    p.add_argument("--property", action="append", metavar="ID", help="run only these properties")
-    p.add_argument("--repeat", type=int, metavar="N", help="runs per seed (at least 2)")
-    seeds = p.add_mutually_exclusive_group()
-    seeds.add_argument("--seeds", type=int, metavar="K", help="seeds per property")
-    seeds.add_argument(
-        "--seed", type=int, action="append", metavar="S", help="this seed (repeatable)"
-    )
-    p.add_argument("--jobs", type=int, default=1, metavar="J", help="runs at once (1)")
-    p.add_argument("--out", metavar="FILE", help="write the verdict record here")
-    p.add_argument("--note", action="store_true", help="store the verdict as a note on CANDIDATE")
-    p.add_argument("--log", metavar="FILE", help="append one JSON line per judgement")
-    p.add_argument("--keep", action="store_true", help="keep the workspace (its path on stderr)")
-    scale = p.add_mutually_exclusive_group()
-    scale.add_argument(
-        "--shard",
-        type=_shard,
-        metavar="I/N",
-        help="run shard I of N of the (property, seed) pairs (a deterministic split) and "
-        "write a partial record, for --merge",
-    )
-    scale.add_argument(
-        "--merge",
-        nargs="+",
-        metavar="PART",
-        help="combine the partial records of every shard into the verdict record; nothing runs",
-    )
-    p.set_defaults(command_argv=[])
-    add_format(p, forge=True)
-
-    p = sub.add_parser("show-verdict", help="print the verdict noted on REV")
-    _add_rev(p)
-    add_format(p)
-
-
-def _add_freeze(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("freeze", help="the freeze ledger: add (CI), list, status")
-    verbs = p.add_subparsers(dest="verb", metavar="VERB", required=True)
-
-    a = verbs.add_parser("add", help="reproduce a flake and append a freeze (CI)")
-    a.add_argument("--test", required=True, metavar="ID", help="the test id to freeze")
-    a.add_argument("--runs", type=int, required=True, metavar="N", help="runs per seed")
-    a.add_argument("--seeds", type=int, default=1, metavar="K", help="seeds to try (1)")
-    a.add_argument("--seed", type=int, default=0, metavar="S", help="first seed (0)")
-    a.add_argument(
-        "--fingerprint",
-        metavar="F",
-        help="the failure's fingerprint (default: the one judge computes, of the exit "
-        "code or the test's JUnit failure)",
-    )
-    a.add_argument(
-        "--reason", default="", metavar="TEXT", help="why, for people reading the ledger"
-    )
-    a.add_argument(
-        "--hours",
-        type=int,
-        metavar="H",
-        help="window length (default and maximum: [ledger].max_window_hours)",
-    )
-    a.add_argument(
-        "--timeout", type=float, default=600.0, metavar="S", help="seconds one run may take (600)"
-    )
-    a.add_argument(
-        "--writer",
-        metavar="NAME",
-        help="the ledger writer recorded (default: git config evidence.writer, else "
-        "GIT_EVIDENCE_PUSHER)",
-    )
-    a.add_argument(
-        "--rev",
-        default="HEAD",
-        metavar="REV",
-        help="the revision whose tree is exported and run (HEAD); never the working tree",
-    )
-    a.add_argument(
-        "--ci",
-        action="store_true",
-        help="this runs in CI: allowed where the writer is not known locally",
-    )
-    a.add_argument(
-        "argv",
-        nargs=argparse.REMAINDER,
-        metavar="-- CMD…",
-        help="the test command, run with EVIDENCE_SEED and PYTHONHASHSEED set",
-    )
-
-    lst = verbs.add_parser("list", help="what is frozen, until when, why")
-    which = lst.add_mutually_exclusive_group()
-    which.add_argument("--active", action="store_true", help="only freezes in force now")
-    which.add_argument("--expired", action="store_true", help="only freezes past their window")
-    add_format(lst)
-
-    st = verbs.add_parser("status", help="exit 0 only when a matching freeze is in force")
-    st.add_argument(
-        "test_id", metavar="TEST_ID", help="the test id, as freeze add --test recorded it"
-    )
-    st.add_argument(
-        "--fingerprint", metavar="F", help="only a freeze of this failure fingerprint counts"
-    )
-    add_format(st)
-
-
-def _add_labels(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """``labels`` and ``quota``."""
-    p = sub.add_parser("labels", help="the sealed test labels: check them, or start a file")
-    verbs = p.add_subparsers(dest="verb", metavar="VERB", required=True)
-    c = verbs.add_parser(
-        "check", help="collected tests without a row, rows without a test, duplicates"
-    )
-    c.add_argument("--rev", metavar="REV", help="check the file at REV (default: the working tree)")
-    add_format(c)
-    i = verbs.add_parser("init", help="write a starting file (every test invariant) to review")
-    for parser in (c, i):
-        parser.add_argument(
-            "--python",
-            metavar="PATH",
-            help="the project's Python, which runs its pytest (default: the first `python` "
-            "on PATH that imports pytest)",
-        )
-        parser.add_argument(
-            "pytest_args",
-            nargs=argparse.REMAINDER,
-            metavar="-- PYTEST_ARGS",
-            help="arguments for the pytest collection (after --)",
-        )
-
-    p = sub.add_parser("quota", help="the retry quota: status, spend (CI), grant")
-    verbs = p.add_subparsers(dest="verb", metavar="VERB", required=True)
-    st = verbs.add_parser("status", help="retries remaining, and the latest spends")
-    st.add_argument("--rev", metavar="REV", help="read the file at REV (default: working tree)")
-    add_format(st)
-    sp = verbs.add_parser("spend", help="append the retries a run used, from its JUnit XML (CI)")
-    sp.add_argument("--from-junit", required=True, metavar="FILE", help="the run's JUnit XML")
-    sp.add_argument("--candidate", default="HEAD", metavar="REV", help="the commit tested")
-    sp.add_argument(
-        "--writer",
-        metavar="NAME",
-        help="the ledger writer recorded (default: git config evidence.writer, else "
-        "GIT_EVIDENCE_PUSHER)",
-    )
-    sp.add_argument("--ci", action="store_true", help="the writer is not known locally")
-    gr = verbs.add_parser(
-        "grant", help="append retries for nondeterministic tests (evidence writer)"
-    )
-    gr.add_argument("amount", type=int, metavar="N", help="how many retries to grant")
-    gr.add_argument("--reason", required=True, help="why, for people reading the file")
-    gr.add_argument(
-        "--writer",
-        metavar="NAME",
-        help="the evidence writer recorded (default: git config evidence.writer, else "
-        "GIT_EVIDENCE_PUSHER)",
-    )

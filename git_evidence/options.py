@@ -100,3 +100,47 @@ def _add_quiet_verbose(parser: argparse.ArgumentParser, default: object) -> None
         parser.add_argument(
             "-v", "--verbose", action="store_true", default=default, help=VERBOSE_HELP
         )
+
+
+# -- argument kinds several commands share -------------------------------------------
+
+REV_HELP = "a commit: a hash, branch, tag or any revision git understands (default: HEAD)"
+
+
+def add_rev(parser: argparse.ArgumentParser) -> None:
+    """The optional ``REV`` a command reads (default HEAD)."""
+    parser.add_argument("rev", nargs="?", default="HEAD", metavar="REV", help=REV_HELP)
+
+
+def add_draft(parser: argparse.ArgumentParser) -> None:
+    """``--policy FILE``: try a policy before it is in force (never on a hook)."""
+    parser.add_argument(
+        "--policy",
+        metavar="FILE",
+        help="use this policy file instead of the one in force, to try it before it "
+        "reaches the base branch; every report says `draft policy FILE (not in force)`",
+    )
+
+
+def add_dry_run(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print what would change, and change nothing",
+    )
+
+
+def count_findings(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a number of findings (0: all), not {text!r}")
+    return int(text)
+
+
+def add_max_findings(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--max-findings",
+        type=count_findings,
+        metavar="N",
+        help="text: show the first N findings in full and count the rest per rule "
+        "(default: git config evidence.maxFindings, else 20; 0: all); JSON lists all",
+    )
