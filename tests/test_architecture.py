@@ -34,6 +34,7 @@ PURE = (
     "oids",
     "slots",
     "runner_files",
+    "split_outcome",
     "policy_text",
     "forge_event",
     "forge_formats",

@@ -22,7 +22,6 @@ import os
 import sys
 import tempfile
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import NoReturn, cast
 
 from git_evidence import rules
@@ -43,45 +42,19 @@ from git_evidence.oids import Oid
 from git_evidence.paths import EVIDENCE_CLASSES, Classifier, PathClass
 from git_evidence.policy import Policy
 from git_evidence.ranges import CommitDiff, LinkResolver, parse_raw
-from git_evidence.report import show_path
+from git_evidence.split_outcome import (
+    EVIDENCE,
+    PRODUCT,
+    Halves,
+    Outcome,
+    Split,
+    as_json,
+    as_text,
+    short_ref,
+)
 
-EVIDENCE, PRODUCT = "evidence", "product"
 EVIDENCE_FIRST, PRODUCT_FIRST = "evidence-first", "product-first"
 SUFFIX = {EVIDENCE: b" (evidence)", PRODUCT: b" (product)"}
-SHOWN_PATHS = 8
-
-
-@dataclass
-class Halves:
-    """A mixed commit's changes by the side they go to: its evidence changes, and the
-    rest (neutral paths ride with the product)."""
-
-    edits: dict[str, list[TreeEdit]] = field(default_factory=lambda: {EVIDENCE: [], PRODUCT: []})
-    paths: dict[str, dict[PathClass, list[str]]] = field(
-        default_factory=lambda: {EVIDENCE: {}, PRODUCT: {}}
-    )
-
-
-@dataclass
-class Split:
-    commit: Oid
-    subject: str
-    evidence: Oid
-    product: Oid
-    halves: Halves
-
-
-@dataclass
-class Outcome:
-    ref: str
-    old: Oid
-    new: Oid
-    order: str
-    policy: Policy
-    splits: list[Split] = field(default_factory=list)
-    replayed: int = 0
-    evidence_branch: tuple[str, Oid] | None = None  # (ref, commit)
-    dry_run: bool = False  # computed and checked, nothing written, no ref moved
 
 
 def run(args: argparse.Namespace) -> int:
@@ -97,9 +70,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"{PREFIX}: {exc.rule}: {text}", file=sys.stderr)
         return EXIT_ERROR
     if args.format == "json":
-        print(json.dumps(_as_json(outcome), indent=1))
+        print(json.dumps(as_json(outcome), indent=1))
     else:
-        sys.stdout.write(_as_text(outcome))
+        sys.stdout.write(as_text(outcome))
     return 0
 
 
@@ -180,7 +153,7 @@ class _Splitter:
         ancestor = self.git.run("merge-base", "--is-ancestor", commit, tip, ok_codes=(0, 1))[0]
         if ancestor != 0:
             raise UsageError(
-                f"{commit[:12]} is not on {_short(ref)}",
+                f"{commit[:12]} is not on {short_ref(ref)}",
                 fix=f"check out the branch that holds it, then `git evidence split {rev}`",
             )
         outcome = Outcome(ref, tip, tip, self.order, self.policy, dry_run=self.dry_run)
@@ -342,7 +315,7 @@ class _Splitter:
             raise UsageError(f"branch {name} exists already", fix="choose another name")
         if commit != outcome.old:
             raise UsageError(
-                f"{commit[:12]} is not the tip of {_short(outcome.ref)}: the commits after "
+                f"{commit[:12]} is not the tip of {short_ref(outcome.ref)}: the commits after "
                 "it would keep its evidence change",
                 fix="split it in place (without --evidence-branch), or split the tip",
             )
@@ -413,70 +386,3 @@ def _is_mixed(classes: frozenset[PathClass]) -> bool:
 def _subject(raw: bytes) -> str:
     message = raw.partition(b"\n\n")[2]
     return message.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
-
-
-def _short(ref: str) -> str:
-    return ref.removeprefix("refs/heads/")
-
-
-def _as_json(outcome: Outcome) -> dict[str, object]:
-    return {
-        "decision": "split" if outcome.splits else "unchanged",
-        "dry_run": outcome.dry_run,
-        "ref": outcome.ref,
-        "old": outcome.old,
-        "new": outcome.new,
-        "order": outcome.order,
-        "policy": {"source": outcome.policy.source, "digest": outcome.policy.digest},
-        "splits": [
-            {
-                "commit": s.commit,
-                "evidence": s.evidence,
-                "product": s.product,
-                "paths": s.halves.paths,
-            }
-            for s in outcome.splits
-        ],
-        "replayed": outcome.replayed,
-        "evidence_branch": None
-        if outcome.evidence_branch is None
-        else {"ref": outcome.evidence_branch[0], "commit": outcome.evidence_branch[1]},
-    }
-
-
-def _as_text(outcome: Outcome) -> str:
-    draft = (
-        f"{PREFIX}: classified under the {outcome.policy.source}\n"
-        if outcome.policy.source.startswith("draft policy ")
-        else ""
-    )
-    if not outcome.splits:
-        return f"{draft}{PREFIX}: nothing to split: no commit mixes evidence with other changes\n"
-    lines = [draft.rstrip("\n")] if draft else []
-    if outcome.dry_run:
-        lines.append(f"{PREFIX}: dry run: nothing was written and no branch moved")
-    for s in outcome.splits:
-        lines.append(f"split {s.commit[:12]} {s.subject}")
-        for side, oid in ((EVIDENCE, s.evidence), (PRODUCT, s.product)):
-            lines.append(f"  {oid[:12]} ({side})")
-            for klass, found in s.halves.paths[side].items():
-                shown = ", ".join(show_path(p) for p in found[:SHOWN_PATHS])
-                more = f" and {len(found) - SHOWN_PATHS} more" if len(found) > SHOWN_PATHS else ""
-                lines.append(f"    {klass}: {shown}{more}")
-    replayed = f"; {outcome.replayed} later commit(s) replayed" if outcome.replayed else ""
-    would = " (would move)" if outcome.dry_run else ""
-    lines.append(
-        f"{_short(outcome.ref)}: {outcome.old[:12]} -> {outcome.new[:12]}{replayed}{would}"
-    )
-    if outcome.evidence_branch is not None:
-        branch, commit = outcome.evidence_branch
-        if outcome.dry_run:
-            lines.append(f"{_short(branch)}: {commit[:12]} (would be created: the evidence commit)")
-        else:
-            lines.append(
-                f"{_short(branch)}: {commit[:12]} (the evidence commit, for a reviewer); the "
-                "index and working tree still hold its change, which `git status` now shows"
-            )
-    if not outcome.dry_run:
-        lines.append(f"undo: git update-ref {outcome.ref} {outcome.old}")
-    return "\n".join(lines) + "\n"
