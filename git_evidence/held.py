@@ -9,7 +9,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from git_evidence import runner, sandbox
+from git_evidence import repo_state, runner, sandbox
 from git_evidence.errors import EvidenceError
 from git_evidence.git import Git
 from git_evidence.policy import Policy
@@ -145,7 +145,7 @@ def runner_config_files(space: str) -> dict[str, str]:
             rel = os.path.relpath(full, space)
             if RUNNER_CONFIG.fullmatch(rel.lower()) is None:
                 continue
-            found[rel] = sandbox.file_state(full) or "missing"
+            found[rel] = repo_state.file_state(full) or "missing"
     return found
 
 

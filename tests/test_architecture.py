@@ -35,6 +35,7 @@ PURE = (
     "slots",
     "runner_files",
     "split_outcome",
+    "repo_state",
     "policy_text",
     "forge_event",
     "forge_formats",

@@ -26,8 +26,8 @@ from git_evidence import (
     held,
     judging,
     lock,
+    repo_state,
     runner,
-    sandbox,
     shards,
     verdict,
     verdict_record,
@@ -254,13 +254,14 @@ def _judge(
     top = out.decode("utf-8", "surrogateescape").strip() if code == 0 else None  # bare
     area = workspace.make_area(top)
     facts["top"] = top
-    state = sandbox.repository_state(held.repository_dirs(git))
+    dirs = held.repository_dirs(git)
+    state = repo_state.repository_state(dirs)
     try:
         with runner.interruptible():
             record = _judge_in(
                 git, policy, base, candidate, patch, pin, props, args, facts, clock, area, sealed
             )
-        changed = sandbox.state_changes(state, sandbox.repository_state(held.repository_dirs(git)))
+        changed = repo_state.state_changes(state, repo_state.repository_state(dirs))
         if changed:
             raise EvidenceError(
                 "the repository changed during the judgement: " + "; ".join(changed[:10]),
