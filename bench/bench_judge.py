@@ -34,7 +34,7 @@ from common import WORK, compile_package, git
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from git_evidence.disk import worktree_manifest  # noqa: E402
+from git_evidence.lock.disk import worktree_manifest  # noqa: E402
 
 ENV = {
     **os.environ,
@@ -178,15 +178,15 @@ def measure_hashing(repo: Path, runs: int) -> tuple[float, float, int]:
 
 def measure_bwrap(runs: int) -> tuple[float, float]:
     """One sandbox start and exit around `true`, with the options a run gets."""
-    from git_evidence import sandbox
+    from git_evidence.sandbox import bwrap
 
-    box = sandbox.prepare(
+    box = bwrap.prepare(
         "bwrap", network=False, hidden=(), commands=[["true"]], readonly=(), env=os.environ
     )
     with tempfile.TemporaryDirectory() as tmp:
 
         def ours() -> float:
-            fd = sandbox.open_args(sandbox.wrap(box, tmp, tmp))
+            fd = bwrap.open_args(bwrap.wrap(box, tmp, tmp))
             try:
                 start = time.perf_counter()
                 subprocess.run(

@@ -26,7 +26,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from common import compile_package, git  # noqa: E402
 
-from git_evidence import ledger  # noqa: E402
+from git_evidence.ledger import entries  # noqa: E402
 
 
 def line(n: int, pin: str, now: datetime) -> bytes:
@@ -58,7 +58,7 @@ def main() -> int:
     times = []
     for _ in range(args.runs):
         start = time.perf_counter()
-        problems = ledger.check_change(
+        problems = entries.check_change(
             old, new, max_window_hours=72, now=now, writers={"ci-bot"}, pin_exists=lambda p: True
         )
         times.append(time.perf_counter() - start)
@@ -68,7 +68,7 @@ def main() -> int:
         f"check_change {statistics.median(times) * 1000:.2f} ms"
     )
     start = time.perf_counter()
-    ledger.parse_ledger(new, 72)
+    entries.parse_ledger(new, 72)
     print(f"  (parsing every line instead: {(time.perf_counter() - start) * 1000:.0f} ms)")
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-ledger-"))

@@ -24,8 +24,8 @@ from common import IDENTITY, NOTES, ROOT, WORK, git
 
 sys.path.insert(0, str(ROOT))
 
-from git_evidence.git import Git
-from git_evidence.lock import find_lock
+from git_evidence.lock.record import find_lock
+from git_evidence.plumbing.git import Git
 
 
 def build(notes: int) -> Git:

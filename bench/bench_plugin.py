@@ -74,7 +74,7 @@ def entry_point(site: Path) -> None:
     (info / "METADATA").write_text(
         "Metadata-Version: 2.1\nName: git-evidence-bench\nVersion: 1.0\n"
     )
-    (info / "entry_points.txt").write_text("[pytest11]\ngit_evidence = git_evidence.plugin\n")
+    (info / "entry_points.txt").write_text("[pytest11]\ngit_evidence = git_evidence.plugin.entry\n")
 
 
 def cpu() -> float:

@@ -4,4 +4,4 @@ __version__ = "0.1.0"
 
 # `-p git_evidence` names this package when the pytest11 entry point is not installed
 # (a source checkout): pytest then loads the plugin module from here.
-pytest_plugins = ("git_evidence.plugin",)
+pytest_plugins = ("git_evidence.plugin.entry",)

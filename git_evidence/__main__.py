@@ -1,3 +1,3 @@
-from git_evidence.cli import main
+from git_evidence.cli.main import main
 
 raise SystemExit(main())

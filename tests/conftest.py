@@ -217,13 +217,15 @@ def evidence_process(
 def _in_process(
     cwd: Path, args: list[str], input: bytes | None, env: dict[str, str]
 ) -> subprocess.CompletedProcess[str]:
-    from git_evidence import cli, git, lock
+    from git_evidence.cli import main
+    from git_evidence.lock import record
+    from git_evidence.plumbing import git
 
-    lock._COMMON_DIRS.clear()  # a process of its own starts without what another found
+    record._COMMON_DIRS.clear()  # a process of its own starts without what another found
     git._SETTINGS.clear()
     with _as_a_process(cwd, env, input) as (stdout, stderr):
         try:
-            code = cli.main(args)
+            code = main.main(args)
         except SystemExit as exit:  # pragma: no cover - main returns its status
             code = exit.code if isinstance(exit.code, int) else 1
     return subprocess.CompletedProcess(

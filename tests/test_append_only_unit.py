@@ -8,21 +8,21 @@ from datetime import datetime, timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
-from git_evidence import ledger, quota
+from git_evidence.ledger import entries, quota
 
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
 lines = st.lists(st.sampled_from([b"a", b"b", b"{}", b""]), max_size=4)
 files = st.builds(lambda ls, end: b"\n".join(ls) + end, lines, st.sampled_from([b"", b"\n"]))
 
 
-def rewrites_of_ledger(old: bytes | None, new: bytes | None) -> list[ledger.Problem]:
-    found = ledger.check_change(
+def rewrites_of_ledger(old: bytes | None, new: bytes | None) -> list[entries.Problem]:
+    found = entries.check_change(
         old, new, max_window_hours=72, now=NOW, writers=(), pin_exists=lambda pin: False
     )
     return [p for p in found if p.rule == "ledger-rewrite"]
 
 
-def rewrites_of_quota(old: bytes | None, new: bytes | None) -> list[ledger.Problem]:
+def rewrites_of_quota(old: bytes | None, new: bytes | None) -> list[entries.Problem]:
     writers = quota.Writers((), (), pusher_grants=False, pusher_spends=False)
     found = quota.check_change(old, new, now=NOW, writers=writers)
     return [p for p in found if p.rule == "ledger-rewrite"]
@@ -33,8 +33,8 @@ def test_the_ledger_and_the_quota_call_the_same_changes_rewrites(
     old: bytes | None, new: bytes
 ) -> None:
     assert rewrites_of_ledger(old, new) == rewrites_of_quota(old, new)
-    expected = ledger.appended_to(old, new, "it")
-    assert (rewrites_of_ledger(old, new) == []) is isinstance(expected, ledger.Appended)
+    expected = entries.appended_to(old, new, "it")
+    assert (rewrites_of_ledger(old, new) == []) is isinstance(expected, entries.Appended)
 
 
 def test_a_deleted_file_is_a_rewrite_named_after_the_file() -> None:
@@ -43,11 +43,11 @@ def test_a_deleted_file_is_a_rewrite_named_after_the_file() -> None:
 
 
 def test_the_appended_bytes_and_their_first_line() -> None:
-    assert ledger.appended_to(b"a\nb\n", b"a\nb\nc\n", "it") == ledger.Appended(b"c\n", 3)
-    assert ledger.appended_to(None, b"c\n", "it") == ledger.Appended(b"c\n", 1)
-    assert ledger.appended_to(b"a\nb\n", b"a\nx\n", "it") == ledger.Problem(
+    assert entries.appended_to(b"a\nb\n", b"a\nb\nc\n", "it") == entries.Appended(b"c\n", 3)
+    assert entries.appended_to(None, b"c\n", "it") == entries.Appended(b"c\n", 1)
+    assert entries.appended_to(b"a\nb\n", b"a\nx\n", "it") == entries.Problem(
         "ledger-rewrite", 2, "existing lines were edited, removed, reordered or re-encoded"
     )
-    assert ledger.appended_to(b"a", b"ab\n", "it") == ledger.Problem(
+    assert entries.appended_to(b"a", b"ab\n", "it") == entries.Problem(
         "ledger-rewrite", 1, "the last line had no newline, so appending changed it"
     )

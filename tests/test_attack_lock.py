@@ -213,7 +213,7 @@ def test_a_push_of_a_long_fixture_history_pins_its_newest_commits(
 ) -> None:
     """A first push of a long history must not write a pin for every fixture change
     it ever had: the newest ones are pinned, the rest are named."""
-    from git_evidence.pinning import MAX_RANGE_PINS
+    from git_evidence.lock.pinning import MAX_RANGE_PINS
 
     count = MAX_RANGE_PINS + 5
     stream = [b"reset refs/heads/main\nfrom %s\n" % locked.head().encode()]
@@ -450,8 +450,8 @@ def test_pin_lookup_finds_every_valid_pin_in_any_order_and_no_broken_one(
 ) -> None:
     import shutil
 
-    from git_evidence.git import CatFile, Git
-    from git_evidence.lockcheck import pin_lookup
+    from git_evidence.lock.check import pin_lookup
+    from git_evidence.plumbing.git import CatFile, Git
 
     first = evidence(locked.path, "lock", "HEAD").stdout.split("\t")[0]
     locked.commit("golden", {"tests/goldens/out.txt": "v2\n"})

@@ -111,8 +111,8 @@ def test_pre_receive_outside_a_repository_fails_closed(tmp_path: Path) -> None:
 def test_rules_lists_every_rule_with_its_fix() -> None:
     from typing import get_args
 
-    from git_evidence.errors import ERROR_RULES
-    from git_evidence.rules import RuleId
+    from git_evidence.core.errors import ERROR_RULES
+    from git_evidence.rules.table import RuleId
 
     result = evidence(".", "rules")
     assert {"mixed-commit", "policy-error", "git-error"} <= {*get_args(RuleId), *ERROR_RULES}
@@ -126,8 +126,8 @@ def test_every_rule_is_documented_in_the_rules_page_and_man_page() -> None:
     man = (root / "man" / "git-evidence.1").read_text()
     from typing import get_args
 
-    from git_evidence.errors import INTERNAL_ERROR, UsageError
-    from git_evidence.rules import RULES, RuleId
+    from git_evidence.core.errors import INTERNAL_ERROR, UsageError
+    from git_evidence.rules.table import RULES, RuleId
 
     assert set(get_args(RuleId)) == set(RULES)
     for rule in (*RULES, *get_args(RuleId)):
@@ -214,7 +214,7 @@ def test_a_command_run_in_the_test_process_leaves_the_test_as_it_was(work: Work)
 
 
 def test_each_command_starts_with_nothing_judged(work: Work) -> None:
-    from git_evidence import budget
+    from git_evidence.gate import budget
 
     budget.PROGRESS.commits, budget.PROGRESS.stage = 7, "judging a previous command's range"
     assert evidence(work.path, "rules").returncode == 0

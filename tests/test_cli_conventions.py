@@ -21,8 +21,9 @@ from pathlib import Path
 import pytest
 from conftest import PROJECT, Work, evidence, git
 
-from git_evidence import options, progress
-from git_evidence.arguments import build_parser
+from git_evidence.cli import options
+from git_evidence.cli.arguments import build_parser
+from git_evidence.terminal import progress
 
 MAN = PROJECT / "man" / "git-evidence.1"
 COMMON = {"-q", "--quiet", "-v", "--verbose", "--format", "-h", "--help"}
@@ -40,7 +41,7 @@ def run_raw(
 ) -> subprocess.CompletedProcess[bytes]:
     """The command line in a real interpreter; ``prelude`` runs first (to plant a
     command that crashes)."""
-    code = f"{prelude}\nimport sys\nfrom git_evidence import cli\nraise SystemExit(cli.main())"
+    code = f"{prelude}\nfrom git_evidence.cli.main import main\nraise SystemExit(main())"
     return subprocess.run(
         [sys.executable, "-c", code, *args],
         cwd=cwd,

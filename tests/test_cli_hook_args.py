@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from git_evidence.arguments import build_parser
-from git_evidence.cli import HOOK_ARGS, HOOKS, hook_args
+from git_evidence.cli.arguments import build_parser
+from git_evidence.cli.main import HOOK_ARGS, HOOKS, hook_args
 
 AS_GIT_STARTS_THEM = [
     ["pre-commit"],

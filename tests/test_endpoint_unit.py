@@ -10,13 +10,9 @@ from pathlib import Path
 import pytest
 from conftest import Work, git
 
-from git_evidence import endpoint, gate, rules
-from git_evidence.context import judged_refs
-from git_evidence.git import CatFile, Git
-from git_evidence.identity import Identity
-from git_evidence.paths import FIXTURE, LEDGER, ORACLE, PRODUCT
-from git_evidence.policy import Policy
-from git_evidence.ranges import (
+from git_evidence.core.paths import FIXTURE, LEDGER, ORACLE, PRODUCT
+from git_evidence.gate import endpoint, pipeline
+from git_evidence.gate.ranges import (
     LinkResolver,
     RefUpdate,
     RefView,
@@ -25,7 +21,12 @@ from git_evidence.ranges import (
     settle_plans,
     stream_commits,
 )
-from git_evidence.report import Report
+from git_evidence.gate.report import Report
+from git_evidence.plumbing.context import judged_refs
+from git_evidence.plumbing.git import CatFile, Git
+from git_evidence.policy.identity import Identity
+from git_evidence.policy.schema import Policy
+from git_evidence.rules import table
 
 ORACLE_PATH = "tests/oracles/o.txt"
 MAIN = "refs/heads/main"
@@ -87,11 +88,11 @@ def protected_facts(old: str, new: str) -> UpdateFacts:
 def decide_main(repo: Work, old: str, who: Identity = AGENT) -> Report:
     new = repo.head()
     view = RefView({MAIN: old}, old)
-    return gate.decide(Git(str(repo.path)), [RefUpdate(old, new, MAIN)], POLICY, view, who)
+    return pipeline.decide(Git(str(repo.path)), [RefUpdate(old, new, MAIN)], POLICY, view, who)
 
 
-def rules_of(report: Report) -> dict[str, list[rules.Finding]]:
-    found: dict[str, list[rules.Finding]] = {}
+def rules_of(report: Report) -> dict[str, list[table.Finding]]:
+    found: dict[str, list[table.Finding]] = {}
     for outcome in report.decisions:
         for finding in outcome.findings:
             found.setdefault(finding.rule, []).append(finding)
@@ -102,13 +103,13 @@ def rules_of(report: Report) -> dict[str, list[rules.Finding]]:
 
 
 def test_with_kept_makes_a_product_merge_a_mixed_commit() -> None:
-    product = rules.CommitSummary("m1", True, ((PRODUCT, ("src/a",)),), frozenset({PRODUCT}))
-    merged = rules.with_kept(product, [(ORACLE, ORACLE_PATH)])
+    product = table.CommitSummary("m1", True, ((PRODUCT, ("src/a",)),), frozenset({PRODUCT}))
+    merged = table.with_kept(product, [(ORACLE, ORACLE_PATH)])
     assert merged.classes == {PRODUCT, ORACLE}
     assert dict(merged.by_class)[ORACLE] == (ORACLE_PATH,)
     assert merged.kept == (ORACLE_PATH,)
     facts = protected_facts("a" * 40, "m1")
-    outcome = rules.decide_update(facts, [merged], POLICY, ALICE)
+    outcome = table.decide_update(facts, [merged], POLICY, ALICE)
     assert [f.rule for f in outcome.findings] == ["mixed-commit"]
     assert outcome.findings[0].message.startswith("merge brings back an older copy of evidence")
 
@@ -162,7 +163,7 @@ def answering(
     classifier = POLICY.classifier()
     parents: dict[str, list[str]] = {}
     summaries = {
-        c.oid: rules.summarize(c, classifier, "tests/freeze.jsonl")
+        c.oid: table.summarize(c, classifier, "tests/freeze.jsonl")
         for c in stream_commits(g, plans, parents)
     }
     settle_plans(plans)
@@ -283,7 +284,7 @@ def test_a_protected_tip_answers_when_no_commit_of_the_range_sets_it(repo: Work)
     plans = plan_updates(g, [RefUpdate(setter, tip, MAIN)], POLICY, RefView({MAIN: setter}, setter))
     classifier = POLICY.classifier()
     parents: dict[str, list[str]] = {}
-    summaries = {c.oid: rules.summarize(c, classifier) for c in stream_commits(g, plans, parents)}
+    summaries = {c.oid: table.summarize(c, classifier) for c in stream_commits(g, plans, parents)}
     settle_plans(plans)
     plans[0].base = old
     with CatFile(g) as cat:
@@ -317,7 +318,7 @@ def test_untrusted_merge_keeping_mains_oracle_is_allowed(repo: Work) -> None:
     fork(repo)
     old = repo.commit("tighten", {ORACLE_PATH: "tight\n"})
     merge(repo, "feat")
-    assert decide_main(repo, old).decision == rules.ALLOW
+    assert decide_main(repo, old).decision == table.ALLOW
 
 
 def test_trusted_product_merge_keeping_an_older_oracle_is_a_mixed_commit(repo: Work) -> None:

@@ -10,8 +10,8 @@ import random
 
 import pytest
 
-from git_evidence import endpoint
-from git_evidence.rules import CommitSummary, value_key
+from git_evidence.gate import endpoint
+from git_evidence.rules.table import CommitSummary, value_key
 
 VALUE_MODE = "100644"
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from conftest import Work, clone_of, evidence, make_remote
 
-from git_evidence import forge_formats, forge_summary
+from git_evidence.forge import formats, job_summary
 
 NON_ASCII = "tests/fixtures/интервью 1.json"
 
@@ -145,15 +145,15 @@ def test_github_format_without_a_summary_file_writes_none(
 
 
 def test_workflow_command_escaping_follows_the_runners_rules() -> None:
-    assert forge_formats.escape_data("50%\r\nnext: a, b") == "50%25%0D%0Anext: a, b"
-    assert forge_formats.escape_property("a:b,c%\n") == "a%3Ab%2Cc%25%0A"
+    assert formats.escape_data("50%\r\nnext: a, b") == "50%25%0D%0Anext: a, b"
+    assert formats.escape_property("a:b,c%\n") == "a%3Ab%2Cc%25%0A"
 
 
 def test_markdown_code_spans_hold_backticks_bars_and_line_breaks() -> None:
-    assert forge_summary.code("a`b") == "``a`b``"
-    assert forge_summary.code("`x`") == "`` `x` ``"
-    assert forge_summary.code("a|b\nc") == "`a\\|b c`"
-    assert forge_summary.plain("<b>[x](y)|") == "&lt;b&gt;\\[x\\](y)\\|"
+    assert job_summary.code("a`b") == "``a`b``"
+    assert job_summary.code("`x`") == "`` `x` ``"
+    assert job_summary.code("a|b\nc") == "`a\\|b c`"
+    assert job_summary.plain("<b>[x](y)|") == "&lt;b&gt;\\[x\\](y)\\|"
 
 
 def property_repo(tmp_path: Path, command: list[str]) -> Work:
@@ -217,8 +217,8 @@ def test_a_judgement_summary_shows_the_scorecard() -> None:
             },
         },
     }
-    text = forge_summary.verdict_summary(record)
+    text = job_summary.verdict_summary(record)
     assert "**Scorecard:** reject" in text
     assert "| quota | fail | 3 used by the runs together |" in text
-    items = forge_formats.verdict_items(record)
+    items = formats.verdict_items(record)
     assert [(i.rule, i.level) for i in items] == [("accept", "error")]

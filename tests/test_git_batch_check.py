@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from conftest import git
 
-from git_evidence.errors import EvidenceError
-from git_evidence.git import CatFile, Git
+from git_evidence.core.errors import EvidenceError
+from git_evidence.plumbing.git import CatFile, Git
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import git
 
-from git_evidence.errors import GitError
-from git_evidence.git import Git
+from git_evidence.core.errors import GitError
+from git_evidence.plumbing.git import Git
 
 
 def test_one_listing_gives_the_refs_and_the_symbolic_refs(tmp_path: Path) -> None:

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from conftest import git
 
-from git_evidence import git as git_module
-from git_evidence.errors import EvidenceError
-from git_evidence.git import COMMAND_LINE_CONFIG, Git
+from git_evidence.core.errors import EvidenceError
+from git_evidence.plumbing import git as git_module
+from git_evidence.plumbing.git import COMMAND_LINE_CONFIG, Git
 
 
 @pytest.fixture

@@ -13,11 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from git_evidence import agent_settings, guard
-from git_evidence.errors import UsageError
-from git_evidence.guard import Target
-from git_evidence.policy import Policy, parse_policy
-from git_evidence.shell_writes import written_paths
+from git_evidence.core.errors import UsageError
+from git_evidence.guard import agent_settings, tool_calls
+from git_evidence.guard.shell_writes import written_paths
+from git_evidence.guard.tool_calls import Target
+from git_evidence.policy.schema import Policy, parse_policy
 
 TOP = "/repo"
 EXISTING_TESTS = {"tests/test_app.py"}
@@ -144,19 +144,19 @@ def _resolve(path: str) -> str:
     return posixpath.normpath(path)
 
 
-def denials(event: guard.Event, policy: Policy | None = None) -> list[guard.Denial]:
+def denials(event: tool_calls.Event, policy: Policy | None = None) -> list[tool_calls.Denial]:
     cwd = event.cwd or TOP
-    found = [(t, guard.resolve(t, cwd, TOP, _resolve)) for t in guard.targets(event)]
+    found = [(t, tool_calls.resolve(t, cwd, TOP, _resolve)) for t in tool_calls.targets(event)]
     inside = [(t, p) for t, p in found if p is not None]
-    return guard.judge(inside, policy or Policy(), lambda ps: set(ps) & EXISTING_TESTS)
+    return tool_calls.judge(inside, policy or Policy(), lambda ps: set(ps) & EXISTING_TESTS)
 
 
-def bash(command: str, cwd: str = TOP) -> guard.Event:
-    return guard.Event("Bash", {"command": command}, cwd)
+def bash(command: str, cwd: str = TOP) -> tool_calls.Event:
+    return tool_calls.Event("Bash", {"command": command}, cwd)
 
 
-def write(path: str, cwd: str = TOP, tool: str = "Write") -> guard.Event:
-    return guard.Event(tool, {"file_path": path, "content": "x"}, cwd)
+def write(path: str, cwd: str = TOP, tool: str = "Write") -> tool_calls.Event:
+    return tool_calls.Event(tool, {"file_path": path, "content": "x"}, cwd)
 
 
 @pytest.mark.parametrize(("command", "path"), DENIED, ids=[c for c, _ in DENIED])
@@ -188,9 +188,11 @@ def test_a_claude_code_pretooluse_event_is_read() -> None:
         tool_input={"file_path": "/repo/src/a.py", "content": "x"},
         tool_use_id="toolu_1",
     )
-    event = guard.parse_event(data)
-    assert event == guard.Event("Write", {"file_path": "/repo/src/a.py", "content": "x"}, "/repo")
-    assert guard.targets(event) == [Target("/repo/src/a.py", "Write")]
+    event = tool_calls.parse_event(data)
+    assert event == tool_calls.Event(
+        "Write", {"file_path": "/repo/src/a.py", "content": "x"}, "/repo"
+    )
+    assert tool_calls.targets(event) == [Target("/repo/src/a.py", "Write")]
 
 
 @pytest.mark.parametrize(
@@ -212,7 +214,7 @@ def test_a_claude_code_pretooluse_event_is_read() -> None:
 )
 def test_malformed_event_is_a_one_line_error(data: bytes, says: str) -> None:
     with pytest.raises(UsageError) as raised:
-        guard.parse_event(data)
+        tool_calls.parse_event(data)
     assert says in raised.value.message
     assert "\n" not in raised.value.message
 
@@ -230,21 +232,21 @@ def test_malformed_event_is_a_one_line_error(data: bytes, says: str) -> None:
 def test_writing_tool_without_its_path_is_an_error(
     tool: str, tool_input: dict[str, object]
 ) -> None:
-    event = guard.parse_event(event_bytes(tool_name=tool, tool_input=tool_input))
+    event = tool_calls.parse_event(event_bytes(tool_name=tool, tool_input=tool_input))
     with pytest.raises(UsageError, match="has no `"):
-        guard.targets(event)
+        tool_calls.targets(event)
 
 
 @pytest.mark.parametrize("tool", ["Read", "Glob", "Grep", "WebFetch", "mcp__fs__read", "Task"])
 def test_tool_that_writes_no_file_has_nothing_to_judge(tool: str) -> None:
-    event = guard.parse_event(
+    event = tool_calls.parse_event(
         event_bytes(tool_name=tool, tool_input={"file_path": "tests/fixtures/a.json"})
     )
-    assert guard.targets(event) == []
+    assert tool_calls.targets(event) == []
 
 
 def test_multiedit_names_its_file_once_and_any_other_file_of_its_edits() -> None:
-    event = guard.Event(
+    event = tool_calls.Event(
         "MultiEdit",
         {
             "file_path": "/repo/src/a.py",
@@ -256,7 +258,7 @@ def test_multiedit_names_its_file_once_and_any_other_file_of_its_edits() -> None
         },
         "/repo",
     )
-    assert [t.given for t in guard.targets(event)] == [
+    assert [t.given for t in tool_calls.targets(event)] == [
         "/repo/src/a.py",
         "/repo/tests/fixtures/a.json",
     ]
@@ -264,7 +266,7 @@ def test_multiedit_names_its_file_once_and_any_other_file_of_its_edits() -> None
 
 
 def test_notebook_edit_is_judged_by_its_notebook_path() -> None:
-    event = guard.Event(
+    event = tool_calls.Event(
         "NotebookEdit",
         {"notebook_path": "/repo/tests/fixtures/nb.ipynb", "new_source": "1", "cell_id": "c"},
         "/repo",
@@ -275,9 +277,11 @@ def test_notebook_edit_is_judged_by_its_notebook_path() -> None:
 
 
 def test_gemini_cli_tools_are_read_like_claude_codes() -> None:
-    assert denials(guard.Event("write_file", {"file_path": "/repo/testdata/x"}, "/repo"))
-    assert denials(guard.Event("replace", {"file_path": "/repo/tests/fixtures/a.json"}, "/repo"))
-    shell = guard.Event(
+    assert denials(tool_calls.Event("write_file", {"file_path": "/repo/testdata/x"}, "/repo"))
+    assert denials(
+        tool_calls.Event("replace", {"file_path": "/repo/tests/fixtures/a.json"}, "/repo")
+    )
+    shell = tool_calls.Event(
         "run_shell_command", {"command": "rm a.json", "dir_path": "tests/fixtures"}, "/repo"
     )
     assert [d.path for d in denials(shell)] == ["tests/fixtures/a.json"]
@@ -304,7 +308,7 @@ def test_gemini_cli_tools_are_read_like_claude_codes() -> None:
 def test_paths_are_judged_as_the_repository_path_they_write(
     given: str, cwd: str, expected: str | None
 ) -> None:
-    assert guard.resolve(Target(given, "Write"), cwd, TOP, _resolve) == expected
+    assert tool_calls.resolve(Target(given, "Write"), cwd, TOP, _resolve) == expected
 
 
 def test_a_link_is_followed_before_the_repository_path_is_taken() -> None:
@@ -319,8 +323,13 @@ def test_a_link_is_followed_before_the_repository_path_is_taken() -> None:
                 return target + path[len(link) :]
         return posixpath.normpath(path)
 
-    assert guard.resolve(Target("data/a.json", "Write"), TOP, TOP, real) == "tests/fixtures/a.json"
-    assert guard.resolve(Target("alias.json", "Edit"), TOP, TOP, real) == "tests/goldens/out.txt"
+    assert (
+        tool_calls.resolve(Target("data/a.json", "Write"), TOP, TOP, real)
+        == "tests/fixtures/a.json"
+    )
+    assert (
+        tool_calls.resolve(Target("alias.json", "Edit"), TOP, TOP, real) == "tests/goldens/out.txt"
+    )
 
 
 components = st.lists(st.sampled_from(["a", "b", "tests", "fixtures", "..", "."]), max_size=6)
@@ -334,7 +343,7 @@ def test_a_lexical_path_is_inside_exactly_when_it_does_not_climb_out(
     given = "/".join(path_parts) or "."
     full = posixpath.normpath(posixpath.join(cwd, given))
     inside = full == TOP or full.startswith(TOP + "/")
-    got = guard.resolve(Target(given, "Write"), cwd, TOP, _resolve)
+    got = tool_calls.resolve(Target(given, "Write"), cwd, TOP, _resolve)
     assert (got is not None) == inside
     if got is not None:
         assert posixpath.join(TOP, got).rstrip("/") == full
@@ -344,11 +353,11 @@ def test_a_lexical_path_is_inside_exactly_when_it_does_not_climb_out(
 @settings(max_examples=300)
 def test_any_bytes_on_stdin_are_an_event_or_a_usage_error(data: bytes) -> None:
     try:
-        event = guard.parse_event(data)
+        event = tool_calls.parse_event(data)
     except UsageError:
         return
     with contextlib.suppress(UsageError):  # a writing tool without its path
-        guard.targets(event)
+        tool_calls.targets(event)
 
 
 # -- decisions ------------------------------------------------------------------------
@@ -426,8 +435,8 @@ def test_existence_is_asked_once_and_only_for_test_paths() -> None:
         (Target(p, "Write"), p)
         for p in ("src/a.py", "tests/t1.py", "tests/fixtures/x", "tests/t2.py")
     ]
-    guard.judge(pairs, Policy(), existing)
-    guard.judge([(Target("src/a.py", "Write"), "src/a.py")], Policy(), existing)
+    tool_calls.judge(pairs, Policy(), existing)
+    tool_calls.judge([(Target("src/a.py", "Write"), "src/a.py")], Policy(), existing)
     assert asked == [["tests/t1.py", "tests/t2.py"]]
 
 
@@ -439,13 +448,13 @@ def test_a_path_is_denied_however_its_letters_are_cased(path: str, data: st.Data
 
 def test_the_deny_line_names_rule_path_class_and_that_evidence_is_read_only() -> None:
     found = denials(bash("rm tests/fixtures/a.json tests/fixtures/b.json"))
-    line = guard.deny_line(found)
+    line = tool_calls.deny_line(found)
     assert line == (
         "git-evidence: evidence-untrusted: tests/fixtures/a.json: class fixture (rm): "
         "the evidence path is read-only for this session; leave it as it is: an evidence "
         "writer changes evidence, in a commit of its own (and 1 more)"
     )
-    structural = guard.deny_line(denials(bash("rm -rf tests")))
+    structural = tool_calls.deny_line(denials(bash("rm -rf tests")))
     assert structural.startswith(
         "git-evidence: evidence-untrusted: tests: class policy, above evidence root "
         "tests/evidence-labels.tsv (rm): the evidence path is read-only for this session"
@@ -453,7 +462,7 @@ def test_the_deny_line_names_rule_path_class_and_that_evidence_is_read_only() ->
 
 
 def test_the_deny_json_is_claude_codes_pretooluse_answer() -> None:
-    doc = json.loads(guard.deny_json("why"))
+    doc = json.loads(tool_calls.deny_json("why"))
     assert doc == {
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
@@ -464,8 +473,8 @@ def test_the_deny_json_is_claude_codes_pretooluse_answer() -> None:
 
 
 def test_a_path_that_is_not_printable_is_shown_quoted() -> None:
-    assert guard.show("tests/fixtures/a\nb") == '"tests/fixtures/a\\nb"'
-    assert guard.show("") == "."
+    assert tool_calls.show("tests/fixtures/a\nb") == '"tests/fixtures/a\\nb"'
+    assert tool_calls.show("") == "."
 
 
 def test_a_disk_that_folds_case_is_spelled_as_its_directories_list_it() -> None:
@@ -476,10 +485,10 @@ def test_a_disk_that_folds_case_is_spelled_as_its_directories_list_it() -> None:
             raise FileNotFoundError(path)
         return tree[path]
 
-    assert guard.disk_spelling(TOP, "Tests/TEST_App.py", listdir) == "tests/test_app.py"
-    assert guard.disk_spelling(TOP, "tests/test_app.py", listdir) == "tests/test_app.py"
-    assert guard.disk_spelling(TOP, "tests/missing.py", listdir) is None
-    assert guard.disk_spelling(TOP, "src/deeper/x.py", listdir) is None
+    assert tool_calls.disk_spelling(TOP, "Tests/TEST_App.py", listdir) == "tests/test_app.py"
+    assert tool_calls.disk_spelling(TOP, "tests/test_app.py", listdir) == "tests/test_app.py"
+    assert tool_calls.disk_spelling(TOP, "tests/missing.py", listdir) is None
+    assert tool_calls.disk_spelling(TOP, "src/deeper/x.py", listdir) is None
 
 
 # -- the shell, as words --------------------------------------------------------------

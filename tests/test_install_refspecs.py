@@ -6,7 +6,7 @@ from pathlib import Path
 
 from conftest import POLICY, clone_of, evidence, git, make_remote, make_server
 
-from git_evidence.hooks import notes_refspecs
+from git_evidence.install.hooks import notes_refspecs
 
 GLOB = "+refs/notes/evidence*:refs/notes/evidence*"
 

@@ -26,9 +26,9 @@ from test_judge import (  # noqa: F401 - fixtures
     template,
 )
 
-from git_evidence.fingerprint import fingerprint
-from git_evidence.outcomes import read_junit
-from git_evidence.policy import parse_policy
+from git_evidence.ledger.fingerprint import fingerprint
+from git_evidence.policy.schema import parse_policy
+from git_evidence.sandbox.outcomes import read_junit
 
 NODE = "tests/properties/test_prop.py::test_seeded_property"
 FAILS_ON_SEED_1 = APP.replace("return True", "return seed != 1")

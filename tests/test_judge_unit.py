@@ -14,19 +14,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from git_evidence import verdict
-from git_evidence.disk import worktree_manifest
-from git_evidence.errors import PolicyError
-from git_evidence.fingerprint import exit_fingerprint, fingerprint, normalize_message
-from git_evidence.ledger import Freeze
-from git_evidence.manifest import Entry, compare
-from git_evidence.outcomes import CaseResult, module_parts, node_id, parse_junit, read_junit
-from git_evidence.outcomes import read_hits as _read_hits
-from git_evidence.policy import parse_policy
-from git_evidence.properties import JudgeProperty
-from git_evidence.records import RecordError, canonical_json, parse_canonical
-from git_evidence.runner import Run as RunResult
-from git_evidence.verdict import Flake, PropertyRuns, Signals, classify
+from git_evidence.core.errors import PolicyError
+from git_evidence.core.records import RecordError, canonical_json, parse_canonical
+from git_evidence.judge import verdict
+from git_evidence.judge.verdict import Flake, PropertyRuns, Signals, classify
+from git_evidence.ledger.entries import Freeze
+from git_evidence.ledger.fingerprint import exit_fingerprint, fingerprint, normalize_message
+from git_evidence.lock.disk import worktree_manifest
+from git_evidence.lock.manifest import Entry, compare
+from git_evidence.policy.properties import JudgeProperty
+from git_evidence.policy.schema import parse_policy
+from git_evidence.sandbox.outcomes import CaseResult, module_parts, node_id, parse_junit, read_junit
+from git_evidence.sandbox.outcomes import read_hits as _read_hits
+from git_evidence.sandbox.runner import Run as RunResult
 
 # -- the class table -----------------------------------------------------------------------
 
@@ -473,7 +473,7 @@ def test_judge_properties_parse_with_defaults_from_the_judge_table() -> None:
 
 
 def test_a_policy_without_judge_keeps_its_digest() -> None:
-    from git_evidence.policy import Policy
+    from git_evidence.policy.schema import Policy
 
     assert parse_policy(b"", "x").digest == Policy(source="y").digest
 

@@ -13,7 +13,7 @@ import pytest
 from conftest import evidence, git
 from test_plugin import commit_all, flaky, run, write_labels, write_quota
 
-from git_evidence.labels import kind_for, unparametrized
+from git_evidence.policy.labels import kind_for, unparametrized
 
 pytestmark = pytest.mark.installed_plugins
 pytest_plugins = ["pytester"]

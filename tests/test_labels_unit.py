@@ -11,10 +11,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from git_evidence import labels, quota
-from git_evidence.errors import PolicyError
-from git_evidence.labels import KINDS, LabelsError, format_labels, labels_problem, parse_labels
-from git_evidence.policy import Policy, parse_policy
+from git_evidence.core.errors import PolicyError
+from git_evidence.ledger import quota
+from git_evidence.policy import labels
+from git_evidence.policy.labels import (
+    KINDS,
+    LabelsError,
+    format_labels,
+    labels_problem,
+    parse_labels,
+)
+from git_evidence.policy.schema import Policy, parse_policy
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
 WRITERS = quota.Writers({"alice"}, {"ci-bot"}, pusher_grants=True, pusher_spends=True)

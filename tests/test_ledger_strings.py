@@ -14,7 +14,7 @@ from test_ledger import CI, append, entry, stamp
 from test_lock import pin_main
 from test_server_push import refused, remote
 
-from git_evidence.ledger import EntryError, check_change, parse_entry
+from git_evidence.ledger.entries import EntryError, check_change, parse_entry
 
 PIN = "sha256:" + "a" * 64
 NOW = datetime.now(timezone.utc)

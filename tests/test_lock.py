@@ -197,7 +197,7 @@ def _push_note_bypassing_the_hook(server: Path, work: Work) -> None:
 
 
 def test_forged_note_pushed_by_a_lock_writer_is_refused(locked: Work) -> None:
-    from git_evidence.records import canonical_json
+    from git_evidence.core.records import canonical_json
 
     locked.git("fetch", "-q", "origin", f"+{NOTES}:{NOTES}")
     doc = json.loads(locked.git("notes", f"--ref={NOTES}", "show", "origin/main").stdout)
@@ -338,8 +338,8 @@ def test_lock_reads_git_objects_not_the_checkout(locked: Work, server: Path) -> 
 
 def _canonical_forgery(locked: Work, edit: Callable[[dict[str, Any], dict[str, Any]], None]) -> str:
     """A lock writer's note that is one canonical record but lies about the commit."""
-    from git_evidence.lock import Lock
-    from git_evidence.manifest import Entry
+    from git_evidence.lock.manifest import Entry
+    from git_evidence.lock.record import Lock
 
     locked.git("fetch", "-q", "origin", f"+{NOTES}:{NOTES}")
     doc = json.loads(locked.git("notes", f"--ref={NOTES}", "show", "origin/main").stdout)

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from git_evidence.lock import Lock, LockInvalid, parse_note
-from git_evidence.manifest import Entry
-from git_evidence.records import canonical_json
+from git_evidence.core.records import canonical_json
+from git_evidence.lock.manifest import Entry
+from git_evidence.lock.record import Lock, LockInvalid, parse_note
 
 hexes = st.text(alphabet="0123456789abcdef", min_size=40, max_size=40)
 paths = st.text(min_size=1, max_size=20).filter(lambda p: "\n" not in p)

@@ -155,7 +155,7 @@ def test_re_pin_reuses_a_note_written_by_another_writer(pinned: Work, tmp_path: 
 def test_re_pin_from_a_note_naming_a_tree_this_repository_lacks_lists_the_root(
     pinned: Work, tmp_path: Path
 ) -> None:
-    from git_evidence.lock import Lock, parse_note
+    from git_evidence.lock.record import Lock, parse_note
 
     head = pinned.head()
     old = parse_note(note_bytes(pinned), head)
@@ -205,8 +205,8 @@ def test_cold_lock_hashes_blobs_of_every_size_as_hashlib_does(work: Work) -> Non
 def test_hash_blobs_in_several_processes_equals_one(
     work: Work, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from git_evidence import manifest
-    from git_evidence.git import Git
+    from git_evidence.lock import manifest
+    from git_evidence.plumbing.git import Git
 
     monkeypatch.setattr(manifest, "_cpus", lambda: 4)  # whatever this machine has
 
@@ -226,9 +226,9 @@ def test_hash_blobs_in_several_processes_equals_one(
 def test_hash_blobs_refuses_a_missing_object_without_hanging(
     work: Work, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from git_evidence import manifest
-    from git_evidence.errors import GitError
-    from git_evidence.git import Git
+    from git_evidence.core.errors import GitError
+    from git_evidence.lock import manifest
+    from git_evidence.plumbing.git import Git
 
     monkeypatch.setattr(manifest, "_cpus", lambda: 2)  # two processes, the second fails
 
@@ -291,7 +291,7 @@ hexes = st.text(alphabet="0123456789abcdef", min_size=40, max_size=40)
 
 @st.composite
 def entries(draw: st.DrawFn) -> Any:
-    from git_evidence.manifest import Entry
+    from git_evidence.lock.manifest import Entry
 
     kind = draw(st.sampled_from(["file", "exec", "link", "gitlink", "lfs"]))
     blob = draw(hexes)
@@ -309,7 +309,7 @@ paths = st.text(min_size=1, max_size=20).filter(lambda p: "\n" not in p)
 @given(st.dictionaries(paths, entries(), max_size=8), hexes)
 @settings(max_examples=100)
 def test_a_validated_note_parses_as_a_fresh_one(files: dict[str, Any], commit: str) -> None:
-    from git_evidence.lock import Lock, parse_note
+    from git_evidence.lock.record import Lock, parse_note
 
     lock = Lock(commit, ("r",), {"r": commit}, files, "who", "2026-01-01T00:00:00Z")
     fresh = parse_note(lock.canonical, commit)
@@ -322,14 +322,14 @@ path_chars = st.sampled_from([*"aEZ._ /\\-*", "\u00e9", "\u0301", "\u200b", "\u0
 @given(st.lists(st.text(path_chars, min_size=1, max_size=12), max_size=30))
 @settings(max_examples=300)
 def test_excluding_many_paths_at_once_agrees_with_one_at_a_time(paths: list[str]) -> None:
-    from git_evidence.manifest import Excluder
+    from git_evidence.lock.manifest import Excluder
 
     excluded = Excluder(["**/*.pyc", "**/__pycache__/**", "**/.*.sw?", "**/a/**", "z*"])
     assert excluded.among(paths) == {path for path in paths if excluded(path)}
 
 
 def test_excluding_folds_trailing_dots_and_spaces_as_checkouts_do() -> None:
-    from git_evidence.manifest import Excluder
+    from git_evidence.lock.manifest import Excluder
 
     excluded = Excluder(["**/*.pyc", "tests/fixtures/tmp/**"])
     paths = ["x/Y.PYC", "x/y.pyc. ", "tests/fixtures/tmp. /a", "tests/fixtures/tmpx/a", "x/y.py"]
@@ -340,7 +340,7 @@ def test_notes_on_a_stale_tip_are_not_written_and_the_lock_writes_on_top(pinned:
     """The notes ref's value is read once, before hashing; when another writer moved
     it meanwhile, the notes commit is refused (never a non-fast-forward that would drop
     their note) and written again on top of theirs."""
-    from git_evidence.git import Git
+    from git_evidence.plumbing.git import Git
 
     other = pinned.commit("another commit", {"src/app.py": "v2\n"})
     pinned.commit("fixture", {"tests/fixtures/keep/one.json": "changed\n"})

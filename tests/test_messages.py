@@ -14,8 +14,9 @@ import pytest
 from conftest import SEED, Work, clone_of, evidence, git, make_server
 from test_server_push import refused, remote
 
-from git_evidence import paths, rules
-from git_evidence.rules import CommitSummary
+from git_evidence.core import paths
+from git_evidence.rules import table
+from git_evidence.rules.table import CommitSummary
 
 AGENT = "agent-bot"
 NOTES = "refs/notes/evidence"
@@ -207,11 +208,11 @@ def summary(*classes: str, merge: bool = False) -> CommitSummary:
     ],
 )
 def test_mixed_commit_message_names_what_it_mixes(classes: tuple[str, ...], said: str) -> None:
-    assert said in rules.mix_message(summary(*classes))
+    assert said in table.mix_message(summary(*classes))
 
 
 def test_mixed_merge_says_merge() -> None:
-    message = rules.mix_message(summary(paths.FIXTURE, paths.PRODUCT, merge=True))
+    message = table.mix_message(summary(paths.FIXTURE, paths.PRODUCT, merge=True))
     assert message == "merge mixes evidence (fixture) with product"
 
 
@@ -238,9 +239,9 @@ SAMPLE = {
 
 
 @pytest.mark.parametrize("base", ["9f8e7d6c5b4a", None, ""])
-@pytest.mark.parametrize("rule", sorted(rules.RULES))
+@pytest.mark.parametrize("rule", sorted(table.RULES))
 def test_every_hint_is_filled(rule: str, base: str | None) -> None:
-    hint = rules.fill(rule, rules.RULES[rule][1], base=base, **SAMPLE)
+    hint = table.fill(rule, table.RULES[rule][1], base=base, **SAMPLE)
     assert "<" not in hint
     assert "{" not in hint and "}" not in hint, hint
     if not base:
@@ -248,15 +249,15 @@ def test_every_hint_is_filled(rule: str, base: str | None) -> None:
 
 
 def test_every_hint_without_a_base_says_why() -> None:
-    for rule, template in rules.NO_BASE.items():
-        hint = rules.fill(rule, rules.RULES[rule][1], base=None, **SAMPLE)
+    for rule, template in table.NO_BASE.items():
+        hint = table.fill(rule, table.RULES[rule][1], base=None, **SAMPLE)
         assert hint == template.format(**SAMPLE)
         assert "9f8e7d6c5b4a" not in hint
 
 
 def test_staged_hints_are_filled() -> None:
-    for rule in rules.STAGED_HINTS:
-        hint = rules.STAGED_HINTS[rule].format(evidence="tests/fixtures/a.json", **SAMPLE)
+    for rule in table.STAGED_HINTS:
+        hint = table.STAGED_HINTS[rule].format(evidence="tests/fixtures/a.json", **SAMPLE)
         no_push_words(hint)
 
 
@@ -272,7 +273,7 @@ def test_rules_command_fills_or_explains_every_placeholder() -> None:
 
 
 def test_no_rule_text_says_nobody_yet() -> None:
-    text = " ".join(h for _, h in rules.RULES.values()) + " ".join(rules.NO_BASE.values())
+    text = " ".join(h for _, h in table.RULES.values()) + " ".join(table.NO_BASE.values())
     assert "nobody" not in text
 
 

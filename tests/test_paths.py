@@ -8,15 +8,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from git_evidence import paths
-from git_evidence.paths import (
+from git_evidence.core import paths
+from git_evidence.core.paths import (
     EVIDENCE_CLASSES,
     Change,
     fold_path,
     glob_regex,
     resolve_link,
 )
-from git_evidence.policy import Policy
+from git_evidence.policy.schema import Policy
 
 CLASSIFIER = Policy().classifier()
 

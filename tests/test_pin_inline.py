@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from conftest import git
 
-from git_evidence import pinning
-from git_evidence.git import Git
-from git_evidence.lock import LockCache
-from git_evidence.oids import Oid
+from git_evidence.core.oids import Oid
+from git_evidence.lock import pinning
+from git_evidence.lock.record import LockCache
+from git_evidence.plumbing.git import Git
 
 NOTES = "refs/notes/evidence"
 

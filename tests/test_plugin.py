@@ -569,7 +569,7 @@ def entry_point(pytester: pytest.Pytester) -> dict[str, str]:
     (info / "METADATA").write_text(
         "Metadata-Version: 2.1\nName: git-evidence-probe\nVersion: 1.0\n"
     )
-    (info / "entry_points.txt").write_text("[pytest11]\ngit_evidence = git_evidence.plugin\n")
+    (info / "entry_points.txt").write_text("[pytest11]\ngit_evidence = git_evidence.plugin.entry\n")
     return {"PYTHONPATH": f"{site}:{PROJECT}"}
 
 
@@ -598,7 +598,9 @@ def test_pyproject_declares_the_entry_point() -> None:
     else:  # pragma: no cover
         import tomli as tomllib
     doc = tomllib.loads((PROJECT / "pyproject.toml").read_text())
-    assert doc["project"]["entry-points"]["pytest11"] == {"git_evidence": "git_evidence.plugin"}
+    assert doc["project"]["entry-points"]["pytest11"] == {
+        "git_evidence": "git_evidence.plugin.entry"
+    }
     assert any(
         dep.startswith("pytest-xdist") for dep in doc["project"]["optional-dependencies"]["test"]
     )

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from test_plugin import ENV_NAMES, run, write_labels, write_quota
 
-from git_evidence.labels import CHARACTERIZATION, INVARIANT, NONDETERMINISTIC, Labels
-from git_evidence.pytest_sources import Sources
+from git_evidence.plugin.sources import Sources
+from git_evidence.policy.labels import CHARACTERIZATION, INVARIANT, NONDETERMINISTIC, Labels
 
 pytest_plugins = ["pytester"]
 
@@ -19,7 +19,12 @@ LOADERS = """
 import sys
 
 def test_plugin_modules_load_as_python_loads_them():
-    for name in ("git_evidence.pytest_run", "git_evidence.pytest_sources", "git_evidence.labels"):
+    modules = (
+        "git_evidence.plugin.session",
+        "git_evidence.plugin.sources",
+        "git_evidence.policy.labels",
+    )
+    for name in modules:
         loader = type(sys.modules[name].__loader__).__name__
         assert loader == "SourceFileLoader", f"{name} loaded by {loader}"
 

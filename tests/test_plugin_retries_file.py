@@ -9,7 +9,7 @@ import hashlib
 import pytest
 from test_plugin import LABELS_FILE, flaky, run, write_labels, write_quota
 
-from git_evidence import quota
+from git_evidence.ledger import quota
 
 # Sessions started here load every installed plugin (the entry points), as a user's do.
 pytestmark = pytest.mark.installed_plugins

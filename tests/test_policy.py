@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from git_evidence.errors import PolicyError
-from git_evidence.policy import Policy, parse_policy
+from git_evidence.core.errors import PolicyError
+from git_evidence.policy.schema import Policy, parse_policy
 
 
 def error(text: str) -> PolicyError:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import POLICY, Work, clone_of, evidence, git, make_server
 
-from git_evidence.policy import parse_policy
+from git_evidence.policy.schema import parse_policy
 
 # black's layout: goldens under tests/data, code under src/
 DRAFT = POLICY + '[paths]\nfixture = ["tests/data/**"]\n\n[lock]\nroots = ["tests/data"]\n'
@@ -102,7 +102,7 @@ def test_git_c_policy_file_is_honoured_like_the_config_file(newcomer: Work) -> N
 def test_git_c_does_not_reach_the_plumbing(newcomer: Work) -> None:
     """Only our own settings are read from `git -c`: a diff driver given there would
     change what the gate reads."""
-    from git_evidence.git import Git
+    from git_evidence.plumbing.git import Git
 
     env = {**os.environ, "GIT_CONFIG_PARAMETERS": "'diff.noprefix'='true' 'evidence.x'='1'"}
     git_ = Git(cwd=str(newcomer.path), env=env)

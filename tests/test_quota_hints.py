@@ -6,12 +6,12 @@ import pytest
 from conftest import Work
 from test_rules_table import OLD, facts
 
-from git_evidence import quota
-from git_evidence.errors import EvidenceError
-from git_evidence.freezes import append_lines
-from git_evidence.git import Git
-from git_evidence.ledger import Problem
-from git_evidence.oids import Oid
+from git_evidence.core.errors import EvidenceError
+from git_evidence.core.oids import Oid
+from git_evidence.ledger import quota
+from git_evidence.ledger.entries import Problem
+from git_evidence.ledger.freezes import append_lines
+from git_evidence.plumbing.git import Git
 
 QUOTA = "tests/retry-quota.jsonl"
 REWRITE = [(Oid("c" * 40), Problem("ledger-rewrite", 2, "line 2 was changed"))]

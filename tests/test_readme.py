@@ -8,8 +8,8 @@ from pathlib import Path
 
 from conftest import PROJECT
 
-from git_evidence.arguments import build_parser
-from git_evidence.options import subcommands
+from git_evidence.cli.arguments import build_parser
+from git_evidence.cli.options import subcommands
 
 README = PROJECT / "README.md"
 # Pages the README links to that are not written yet (the agent hook, forges, the sandbox).

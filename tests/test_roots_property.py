@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from git_evidence.context import client_view, server_view
-from git_evidence.errors import PolicyError
-from git_evidence.links import follow_link, resolve_link
-from git_evidence.paths import EVIDENCE_CLASSES, FIXTURE, Change, Classifier, glob_regex
-from git_evidence.policy import Policy, parse_policy
+from git_evidence.core.errors import PolicyError
+from git_evidence.core.links import follow_link, resolve_link
+from git_evidence.core.paths import EVIDENCE_CLASSES, FIXTURE, Change, Classifier, glob_regex
+from git_evidence.plumbing.context import client_view, server_view
+from git_evidence.policy.schema import Policy, parse_policy
 
 SOURCE = "base:.git-evidence.toml"
 

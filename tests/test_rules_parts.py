@@ -12,13 +12,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_rules_table import AGENT, ALICE, BASE_POLICY, CI, NEW, facts, row, summary, who
 
-from git_evidence import labels, paths, rules
-from git_evidence.errors import PolicyError
-from git_evidence.ledger import Problem
-from git_evidence.oids import Oid
-from git_evidence.policy import Policy, parse_policy
-from git_evidence.ranges import CommitDiff, LinkResolver, parse_raw
-from git_evidence.rules import (
+from git_evidence.core import paths
+from git_evidence.core.errors import PolicyError
+from git_evidence.core.oids import Oid
+from git_evidence.gate.ranges import CommitDiff, LinkResolver, parse_raw
+from git_evidence.ledger.entries import Problem
+from git_evidence.policy import labels
+from git_evidence.policy.schema import Policy, parse_policy
+from git_evidence.rules import table as rules_table
+from git_evidence.rules.table import (
     HOLD,
     REJECT,
     STAGED,
@@ -187,7 +189,7 @@ def test_a_finding_that_is_not_a_hold_never_settles() -> None:
 def test_a_hold_bound_for_nothing_protected_is_reported_not_blocking() -> None:
     settled = settle_hold(_hold(), BASE_POLICY, who(AGENT), bound=False)
     assert settled.blocking is False and settled.accepted_by is None
-    assert settled.message == f"new test: {rules.HELD}"
+    assert settled.message == f"new test: {rules_table.HELD}"
 
 
 def test_a_bound_hold_is_accepted_by_a_reviewer_and_blocks_anyone_else() -> None:
@@ -363,14 +365,14 @@ def test_a_row_with_no_ids_and_no_raw_row_has_empty_ids() -> None:
 
 
 def test_an_error_finding_blocks() -> None:
-    finding = rules.error_finding("usage-error", "bad", "fix it")
+    finding = rules_table.error_finding("usage-error", "bad", "fix it")
     assert finding.blocking is True and finding.decision == REJECT
 
 
 def test_a_hint_names_the_commit_short_and_nothing_when_there_is_none() -> None:
     def hint(commit: str | None) -> str:
         oid = None if commit is None else Oid(commit)
-        return rules._finding(
+        return rules_table._finding(
             "mixed-commit", "refs/heads/x", commit=oid, message="m", hint="[{commit}] {ref}"
         ).hint
 
@@ -431,5 +433,5 @@ def test_a_ledger_and_quota_elsewhere_are_still_classified_as_ledger() -> None:
 def test_the_rules_legend_explains_each_placeholder_and_nothing_written_out() -> None:
     # `git evidence rules` lists a field with its meaning; a field filled with words
     # ("an evidence writer …", "[rules].base") is read as it stands.
-    for name, (shown, meaning) in rules.FIELDS.items():
+    for name, (shown, meaning) in rules_table.FIELDS.items():
         assert bool(meaning) == shown.isupper(), name

@@ -17,17 +17,18 @@ from typing import Any
 import pytest
 from conftest import POLICY
 
-from git_evidence import globs, ledger, paths, records
-from git_evidence.errors import PolicyError
-from git_evidence.identity import Identity, client_identity, server_pusher
-from git_evidence.lock import LockRef
-from git_evidence.lockcheck import LockFacts
-from git_evidence.manifest import Drift, Entry
-from git_evidence.oids import ZERO_OID
-from git_evidence.paths import Change
-from git_evidence.policy import Policy, parse_policy
-from git_evidence.ranges import CommitDiff, LinkResolver, RefUpdate, UpdateFacts, parse_raw
-from git_evidence.rules import (
+from git_evidence.core import globs, paths, records
+from git_evidence.core.errors import PolicyError
+from git_evidence.core.oids import ZERO_OID
+from git_evidence.core.paths import Change
+from git_evidence.gate.ranges import CommitDiff, LinkResolver, RefUpdate, UpdateFacts, parse_raw
+from git_evidence.ledger import entries
+from git_evidence.lock.check import LockFacts
+from git_evidence.lock.manifest import Drift, Entry
+from git_evidence.lock.record import LockRef
+from git_evidence.policy.identity import Identity, client_identity, server_pusher
+from git_evidence.policy.schema import Policy, parse_policy
+from git_evidence.rules.table import (
     ALLOW,
     HOLD,
     REJECT,
@@ -651,8 +652,8 @@ def test_notes_and_ledger_problems_become_findings() -> None:
     (note,) = decide_notes(facts("refs/notes/evidence", notes=True), ["not canonical"])
     assert (note.rule, note.decision, note.message) == ("lock-invalid", REJECT, "not canonical")
     problems = [
-        ("c" * 40, ledger.Problem("ledger-entry", 3, "bad")),
-        (None, ledger.Problem("ledger-rewrite", None, "gone")),
+        ("c" * 40, entries.Problem("ledger-entry", 3, "bad")),
+        (None, entries.Problem("ledger-rewrite", None, "gone")),
     ]
     entry_f, rewrite_f = decide_ledger(facts(), problems, "tests/freeze.jsonl")
     assert entry_f.message == "tests/freeze.jsonl: line 3: bad"
@@ -781,7 +782,7 @@ def check(
 ) -> list[tuple[str, int | None, str]]:
     return [
         tuple(p)  # type: ignore[misc]
-        for p in ledger.check_change(
+        for p in entries.check_change(
             old, new, max_window_hours=72, now=NOW, writers={CI}, pin_exists=pins.__contains__
         )
     ]
@@ -991,17 +992,17 @@ ENTRY_TABLE: list[tuple[str, bytes, str | None]] = [
 )
 def test_entry_table(line: bytes, problem: str | None) -> None:
     if problem is None:
-        freeze = ledger.parse_entry(line, 4, 72)
+        freeze = entries.parse_entry(line, 4, 72)
         assert freeze.line == 4
         return
-    with pytest.raises(ledger.EntryError) as caught:
-        ledger.parse_entry(line, 4, 72)
+    with pytest.raises(entries.EntryError) as caught:
+        entries.parse_entry(line, 4, 72)
     assert problem in str(caught.value)
 
 
 def test_a_parsed_entry_keeps_every_field() -> None:
-    freeze = ledger.parse_entry(raw(entry(reason="timing")), 2, 72)
-    assert freeze == ledger.Freeze(
+    freeze = entries.parse_entry(raw(entry(reason="timing")), 2, 72)
+    assert freeze == entries.Freeze(
         "tests/test_app.py::test_app",
         "f00d",
         7,
@@ -1019,18 +1020,18 @@ def test_a_parsed_entry_keeps_every_field() -> None:
     assert freeze.active(NOW - timedelta(hours=1))  # from frozen_at, inclusive
     assert not freeze.active(NOW + timedelta(hours=24))  # to until, exclusive
     assert not freeze.active(NOW - timedelta(hours=2))
-    assert ledger.parse_entry(raw(entry()), 1, 72).reason == ""
+    assert entries.parse_entry(raw(entry()), 1, 72).reason == ""
 
 
 def test_parse_ledger_reads_every_line_and_names_the_bad_ones() -> None:
     data = GOOD + b"junk\n" + GOOD
-    freezes, problems = ledger.parse_ledger(data, 72)
+    freezes, problems = entries.parse_ledger(data, 72)
     assert [f.line for f in freezes] == [1, 3]
     assert [(p.rule, p.line) for p in problems] == [("ledger-entry", 2)]
-    assert ledger.parse_ledger(b"", 72) == ([], [])
-    _, unterminated = ledger.parse_ledger(GOOD + b"junk", 72)
+    assert entries.parse_ledger(b"", 72) == ([], [])
+    _, unterminated = entries.parse_ledger(GOOD + b"junk", 72)
     assert [p.line for p in unterminated] == [2]
-    _, blank = ledger.parse_ledger(GOOD + b"\n", 72)
+    _, blank = entries.parse_ledger(GOOD + b"\n", 72)
     assert [p.line for p in blank] == [2]
 
 
@@ -1038,11 +1039,11 @@ def test_iso_and_the_first_difference() -> None:
     assert records.iso_utc(datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone(timedelta(hours=2)))) == (
         "2026-01-02T01:04:05Z"
     )
-    assert ledger._first_difference(b"a\nb\n", b"a\nc\n") == 2
-    assert ledger._first_difference(b"a\nb\n", b"a\n") == 2
-    assert ledger._first_difference(b"a\n", b"b\n") == 1
-    assert ledger._first_difference(b"a\nb\n", b"a\nb") == 2  # the last newline dropped
-    assert ledger._first_difference(b"a\n", b"a") == 1
+    assert entries._first_difference(b"a\nb\n", b"a\nc\n") == 2
+    assert entries._first_difference(b"a\nb\n", b"a\n") == 2
+    assert entries._first_difference(b"a\n", b"b\n") == 1
+    assert entries._first_difference(b"a\nb\n", b"a\nb") == 2  # the last newline dropped
+    assert entries._first_difference(b"a\n", b"a") == 1
 
 
 # -- ranges.parse_raw: `diff-tree -z --raw -c` token by token ------------------------------------
@@ -1775,7 +1776,7 @@ def test_a_run_of_stars_is_one_star(glob: str) -> None:
 
 
 def test_the_policy_comes_from_the_file_or_the_defaults(tmp_path: Any) -> None:
-    from git_evidence.policy import load_at, read_sealed
+    from git_evidence.policy.schema import load_at, read_sealed
 
     assert (
         load_at(None, "c" * 40).source == f"built-in defaults (no .git-evidence.toml at {'c' * 12})"

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from git_evidence.paths import OTHER, Classifier, is_runner_config
-from git_evidence.policy import Policy
+from git_evidence.core.paths import OTHER, Classifier, is_runner_config
+from git_evidence.policy.schema import Policy
 
 
 @pytest.mark.parametrize(

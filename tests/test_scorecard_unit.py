@@ -9,11 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from git_evidence import quota, scorecard, verdict
-from git_evidence.errors import EvidenceError
-from git_evidence.labels import LabelsError
-from git_evidence.records import canonical_json
-from git_evidence.runner import Run
+from git_evidence.core.errors import EvidenceError
+from git_evidence.core.records import canonical_json
+from git_evidence.judge import scorecard, verdict
+from git_evidence.ledger import quota
+from git_evidence.policy.labels import LabelsError
+from git_evidence.sandbox.runner import Run
 
 LABELS = b"t.py::test_net\tnondeterministic\nt.py::test_ok\tinvariant\n"
 GRANT = b'{"kind":"grant","amount":2,"writer":"alice","at":"2026-01-01T00:00:00Z","reason":"net"}\n'

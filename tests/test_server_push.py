@@ -693,9 +693,9 @@ def test_time_budget_must_be_a_sane_number(tmp_path: Path) -> None:
 
 
 def test_a_case_variant_of_a_protected_branch_is_protected(server: Path) -> None:
-    from git_evidence.context import server_policy, server_view
-    from git_evidence.git import Git
-    from git_evidence.ranges import RefUpdate, plan_updates
+    from git_evidence.gate.ranges import RefUpdate, plan_updates
+    from git_evidence.plumbing.context import server_policy, server_view
+    from git_evidence.plumbing.git import Git
 
     repo = Git(cwd=str(server))
     refs = repo.refs()

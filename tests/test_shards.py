@@ -16,13 +16,14 @@ from conftest import Work, clone_of, evidence, make_remote
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from git_evidence import shards, verdict, verdict_record
-from git_evidence.errors import UsageError
-from git_evidence.fingerprint import exit_fingerprint
-from git_evidence.ledger import Freeze
-from git_evidence.properties import JudgeProperty
-from git_evidence.records import canonical_json
-from git_evidence.runner import Run
+from git_evidence.core.errors import UsageError
+from git_evidence.core.records import canonical_json
+from git_evidence.judge import record as judge_record
+from git_evidence.judge import shards, verdict
+from git_evidence.ledger.entries import Freeze
+from git_evidence.ledger.fingerprint import exit_fingerprint
+from git_evidence.policy.properties import JudgeProperty
+from git_evidence.sandbox.runner import Run
 
 FACTS = {
     "base": "a" * 40,
@@ -81,7 +82,7 @@ class Outcomes:
         )
         facts = {**FACTS, **({"shard": shard} if shard else {})}
         extra = {"evidence": {"paths": {}}, "drift": {"before": [], "after": []}}
-        made = verdict_record.build(dict(facts), klass, why, signals, results, extra, 0.0, None)
+        made = judge_record.build(dict(facts), klass, why, signals, results, extra, 0.0, None)
         return json.loads(canonical_json(made))  # as a file holds it
 
 

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import pytest
 
-from git_evidence.identity import Identity
-from git_evidence.labels import Labels
-from git_evidence.lock import Lock
-from git_evidence.lockcheck import LockFacts
-from git_evidence.oids import Oid
-from git_evidence.policy import Policy
-from git_evidence.ranges import RefUpdate, UpdateFacts
-from git_evidence.report import Report
-from git_evidence.rules import UpdateDecision
+from git_evidence.core.oids import Oid
+from git_evidence.gate.ranges import RefUpdate, UpdateFacts
+from git_evidence.gate.report import Report
+from git_evidence.lock.check import LockFacts
+from git_evidence.lock.record import Lock
+from git_evidence.policy.identity import Identity
+from git_evidence.policy.labels import Labels
+from git_evidence.policy.schema import Policy
+from git_evidence.rules.table import UpdateDecision
 
 UPDATE = RefUpdate(Oid("a" * 40), Oid("b" * 40), "refs/heads/main")
 

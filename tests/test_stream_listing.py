@@ -14,8 +14,8 @@ from pathlib import Path
 
 from conftest import git
 
-from git_evidence.git import CatFile, Git
-from git_evidence.ranges import CommitDiff, LinkResolver, parse_raw
+from git_evidence.gate.ranges import CommitDiff, LinkResolver, parse_raw
+from git_evidence.plumbing.git import CatFile, Git
 
 # A file, the same name as a directory, files in that directory, links, a name that is
 # not UTF-8: the paths random commits write, delete and retype.

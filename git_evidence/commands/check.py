@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from git_evidence import gate
-from git_evidence.checking import check_range, policy_and_base
-from git_evidence.context import require_commit
-from git_evidence.git import Git
-from git_evidence.identity import client_identity
-from git_evidence.report import Report, carry_options, given_options
+from git_evidence.gate import pipeline
+from git_evidence.gate.checking import check_range, policy_and_base
+from git_evidence.gate.report import Report, carry_options, given_options
+from git_evidence.plumbing.context import require_commit
+from git_evidence.plumbing.git import Git
+from git_evidence.policy.identity import client_identity
 
 
 def run(args: argparse.Namespace) -> Report:
@@ -29,5 +29,5 @@ def run(args: argparse.Namespace) -> Report:
         report.decisions += part.decisions
         report.notes += part.notes
     carry_options(report, given_options(args))
-    gate.show_findings(git, report, args.max_findings)
+    pipeline.show_findings(git, report, args.max_findings)
     return report

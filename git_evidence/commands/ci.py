@@ -16,12 +16,13 @@ import os
 import shlex
 import sys
 
-from git_evidence import forge_formats, forge_output, gate
-from git_evidence.forge_ci import judge_request
-from git_evidence.forge_event import GITHUB, GITLAB, detect
-from git_evidence.forge_summary import code
-from git_evidence.git import Git
-from git_evidence.report import to_doc, to_json, to_text
+from git_evidence.forge import formats, output
+from git_evidence.forge.ci import judge_request
+from git_evidence.forge.event import GITHUB, GITLAB, detect
+from git_evidence.forge.job_summary import code
+from git_evidence.gate import pipeline
+from git_evidence.gate.report import to_doc, to_json, to_text
+from git_evidence.plumbing.git import Git
 
 GITLAB_REPORT = "gl-code-quality-report.json"
 
@@ -31,10 +32,10 @@ def run(args: argparse.Namespace) -> int:
     git = Git()
     judged = judge_request(git, request, as_name=args.as_name, fetch=not args.no_fetch)
     report = judged.report
-    gate.show_findings(git, report, args.max_findings)
+    pipeline.show_findings(git, report, args.max_findings)
     fmt = args.format
     if fmt == "auto":
-        fmt = forge_formats.GITHUB if request.forge == GITHUB else "text"
+        fmt = formats.GITHUB if request.forge == GITHUB else "text"
     span = f"{judged.bottom}..{judged.head}" if judged.bottom else judged.head
     command = ["git", "evidence", "check", span]
     if judged.who.name is not None:
@@ -45,14 +46,14 @@ def run(args: argparse.Namespace) -> int:
     }
     if fmt == "json":
         sys.stdout.write(to_json(report) + "\n")
-    elif fmt in forge_formats.FORMATS:
-        forge_output.emit_report(report, fmt, sys.stdout, context)
+    elif fmt in formats.FORMATS:
+        output.emit_report(report, fmt, sys.stdout, context)
     else:
         sys.stdout.write(to_text(report))
     target = args.codequality or (GITLAB_REPORT if request.forge == GITLAB else None)
     if target and target != "-":
-        issues = forge_formats.codequality(forge_formats.check_items(to_doc(report)))
-        forge_output.write_file(target, json.dumps(issues, indent=1) + "\n")
+        issues = formats.codequality(formats.check_items(to_doc(report)))
+        output.write_file(target, json.dumps(issues, indent=1) + "\n")
     return report.exit_code
 
 

@@ -20,12 +20,12 @@ import posixpath
 import sys
 from collections.abc import Callable
 
-from git_evidence.context import chosen_policy_read, is_draft, policy_in_waiting
-from git_evidence.errors import PREFIX, UsageError
-from git_evidence.git import Git
-from git_evidence.paths import EVIDENCE_CLASSES, Classifier
-from git_evidence.policy import Policy
-from git_evidence.report import show_path
+from git_evidence.core.errors import PREFIX, UsageError
+from git_evidence.core.paths import EVIDENCE_CLASSES, Classifier
+from git_evidence.gate.report import show_path
+from git_evidence.plumbing.context import chosen_policy_read, is_draft, policy_in_waiting
+from git_evidence.plumbing.git import Git
+from git_evidence.policy.schema import Policy
 
 TOP_MAGIC = ":/"  # git's pathspec magic for "from the top of the repository"
 

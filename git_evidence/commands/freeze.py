@@ -15,26 +15,29 @@ import shlex
 import sys
 from datetime import datetime, timedelta, timezone
 
-from git_evidence import held, judging, ledger, lock, runner, workspace
-from git_evidence.context import chosen_policy
-from git_evidence.errors import EXIT_ALLOW, EXIT_REFUSE, EvidenceError, UsageError
-from git_evidence.fingerprint import exit_fingerprint, fingerprint
-from git_evidence.freezes import (
+from git_evidence.core.errors import EXIT_ALLOW, EXIT_REFUSE, EvidenceError, UsageError
+from git_evidence.core.records import iso_utc
+from git_evidence.judge import held, steps, workspace
+from git_evidence.ledger import entries
+from git_evidence.ledger.entries import Freeze
+from git_evidence.ledger.fingerprint import exit_fingerprint, fingerprint
+from git_evidence.ledger.freezes import (
     append_lines,
     first_added,
     ledger_bytes,
     old_kind_lines,
     read_ledger,
 )
-from git_evidence.git import Git
-from git_evidence.identity import WRITER_KEY, line_writer
-from git_evidence.ledger import Freeze
-from git_evidence.outcomes import FAILING
-from git_evidence.policy import Policy
-from git_evidence.progress import Progress
-from git_evidence.properties import JUNIT_PLACEHOLDER, JudgeProperty
-from git_evidence.records import iso_utc
-from git_evidence.runner import Run
+from git_evidence.lock import record
+from git_evidence.plumbing.context import chosen_policy
+from git_evidence.plumbing.git import Git
+from git_evidence.policy.identity import WRITER_KEY, line_writer
+from git_evidence.policy.properties import JUNIT_PLACEHOLDER, JudgeProperty
+from git_evidence.policy.schema import Policy
+from git_evidence.sandbox import runner
+from git_evidence.sandbox.outcomes import FAILING
+from git_evidence.sandbox.runner import Run
+from git_evidence.terminal.progress import Progress
 
 
 def run(args: argparse.Namespace) -> int:
@@ -83,7 +86,7 @@ def _add(git: Git, policy: Policy, args: argparse.Namespace) -> int:
     head = git.resolve_commit(args.rev)
     if head is None:
         raise UsageError(f"{args.rev} is not a commit", fix="give --rev a commit to reproduce on")
-    found = lock.find_lock(git, policy.notes_ref, head)
+    found = record.find_lock(git, policy.notes_ref, head)
     if found is None:
         raise EvidenceError(
             f"no lock in force at {args.rev}: a freeze cites the lock it was reproduced against",
@@ -91,7 +94,7 @@ def _add(git: Git, policy: Policy, args: argparse.Namespace) -> int:
             f"{policy.notes_ref}:{policy.notes_ref}) or have a lock "
             "writer pin one",
         )
-    pin = lock.read_lock(git, found).digest
+    pin = record.read_lock(git, found).digest
 
     junit = any(JUNIT_PLACEHOLDER in a for a in command)
     outcomes: dict[int, list[Run]] = {}
@@ -100,7 +103,7 @@ def _add(git: Git, policy: Policy, args: argparse.Namespace) -> int:
     try:
         space = area.workspace(1)
         workspace.export_tree(git, head, space)
-        env = judging.run_env(area)
+        env = steps.run_env(area)
         prop = JudgeProperty("freeze", tuple(command), (args.seed,), args.runs, args.timeout)
         hold = held.hold(git, policy, [prop], space, top=top, outputs=(), extra_ro=(), env=env)
         env["EVIDENCE_PACKAGES"] = ",".join(held.top_packages(space, hold.pythonpath))
@@ -193,7 +196,7 @@ def _append(git: Git, policy: Policy, line: bytes) -> None:
 
 
 def _list(
-    freezes: list[Freeze], problems: list[ledger.Problem], now: datetime, args: argparse.Namespace
+    freezes: list[Freeze], problems: list[entries.Problem], now: datetime, args: argparse.Namespace
 ) -> int:
     shown = [
         f

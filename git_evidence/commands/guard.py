@@ -16,17 +16,18 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from git_evidence import console, guard
-from git_evidence.errors import GitError, UsageError
-from git_evidence.guard import Target
+from git_evidence.core.errors import GitError, UsageError
+from git_evidence.guard import tool_calls
+from git_evidence.guard.tool_calls import Target
+from git_evidence.terminal import console
 
 if TYPE_CHECKING:
     import argparse
     import subprocess
 
-    from git_evidence.git import Git
-    from git_evidence.oids import Oid
-    from git_evidence.policy import Policy
+    from git_evidence.core.oids import Oid
+    from git_evidence.plumbing.git import Git
+    from git_evidence.policy.schema import Policy
 
 GLOB_CHARS = frozenset("*?[")
 PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR")  # set by each agent for its hooks
@@ -48,9 +49,9 @@ def run(args: argparse.Namespace) -> int:
                 "guard reads one hook event on stdin (an agent starts it so)",
                 fix="name the paths instead: git evidence guard --path P…",
             )
-        event = guard.parse_event(sys.stdin.buffer.read())
+        event = tool_calls.parse_event(sys.stdin.buffer.read())
         cwd = os.path.abspath(event.cwd) if event.cwd else os.getcwd()
-        found = guard.targets(event)
+        found = tool_calls.targets(event)
         # The agent names the project it guards for its hooks; the agent's own `cd`
         # (the event's cwd follows it) does not take the session out of it.
         where = args.repo or next((os.environ[n] for n in PROJECT_VARS if os.environ.get(n)), cwd)
@@ -67,24 +68,24 @@ def run(args: argparse.Namespace) -> int:
         if not resolved:
             return 0
         policy, git, refs = ahead.policy(top)
-        denials = guard.judge(resolved, policy, lambda paths: ahead.existing(git, refs, paths))
+        denials = tool_calls.judge(resolved, policy, lambda paths: ahead.existing(git, refs, paths))
     if not denials:
         if args.verbose:
-            shown = ", ".join(guard.show(p) for _t, p in resolved)
+            shown = ", ".join(tool_calls.show(p) for _t, p in resolved)
             console.say(f"guard allowed: {shown} (policy: {policy.source})")
         return 0
-    line = guard.deny_line(denials)
+    line = tool_calls.deny_line(denials)
     if as_json:
-        print(guard.deny_json(line))
+        print(tool_calls.deny_json(line))
         return 0
     sys.stderr.write(line + "\n")
-    return guard.DENY_EXIT
+    return tool_calls.DENY_EXIT
 
 
 def _import_the_policy() -> None:
     """What reading the policy imports, and its TOML parser (policy.py imports that
     only when a file is parsed)."""
-    import git_evidence.context  # noqa: F401
+    import git_evidence.plumbing.context  # noqa: F401
 
     if sys.version_info >= (3, 11):
         import tomllib  # noqa: F401
@@ -104,7 +105,7 @@ class _Ahead:
     def __init__(self, where: str) -> None:
         import threading
 
-        from git_evidence.git import CatFile, Git
+        from git_evidence.plumbing.git import CatFile, Git
 
         self._git = Git(cwd=where)
         self._cat = CatFile(self._git)
@@ -138,7 +139,7 @@ class _Ahead:
             self._errors[which] = exc
 
     def _policy_blob(self) -> None:
-        from git_evidence.policy import POLICY_FILE
+        from git_evidence.policy.schema import POLICY_FILE
 
         for name in POLICY_REFS:
             if name == "HEAD" and self._refs:
@@ -169,9 +170,9 @@ class _Ahead:
     def policy(self, top: str) -> tuple[Policy, Git, dict[str, Oid]]:
         """The policy in force (``context.client_policy``), a git for ``top`` that
         has the answers already, and the refs it was read with."""
-        from git_evidence.context import DEFAULT_BASE, client_policy
-        from git_evidence.git import Git
-        from git_evidence.policy import POLICY_FILE
+        from git_evidence.plumbing.context import DEFAULT_BASE, client_policy
+        from git_evidence.plumbing.git import Git
+        from git_evidence.policy.schema import POLICY_FILE
 
         for thread in self._threads[1:]:
             thread.join()
@@ -200,7 +201,7 @@ class _Ahead:
     def existing(self, git: Git, refs: dict[str, Oid], paths: list[str]) -> set[str]:
         """Which of ``paths`` are test code already: in HEAD or at the base (where the
         policy is read), spelled as given or as a disk that folds case spells it."""
-        from git_evidence.context import client_policy_rev
+        from git_evidence.plumbing.context import client_policy_rev
 
         top = git.cwd or "."
         revs = ["HEAD"]
@@ -212,7 +213,7 @@ class _Ahead:
         for path in paths:
             spellings = {path}
             if os.path.lexists(os.path.join(top, path)):
-                spelled = guard.disk_spelling(top, path, os.listdir)
+                spelled = tool_calls.disk_spelling(top, path, os.listdir)
                 if spelled is not None:
                     spellings.add(spelled)
             for spelling in sorted(spellings):
@@ -228,7 +229,7 @@ def _resolved(found: list[Target], cwd: str, top: str) -> list[tuple[Target, str
     out: list[tuple[Target, str | None]] = []
     for target in found:
         for one in _globbed(target, cwd):
-            out.append((one, guard.resolve(one, cwd, top, os.path.realpath)))
+            out.append((one, tool_calls.resolve(one, cwd, top, os.path.realpath)))
     return out
 
 
@@ -239,6 +240,6 @@ def _globbed(target: Target, cwd: str) -> list[Target]:
         return [target]
     import glob
 
-    pattern = os.path.join(guard.directory(target, cwd), os.path.expanduser(target.given))
+    pattern = os.path.join(tool_calls.directory(target, cwd), os.path.expanduser(target.given))
     matches = glob.glob(pattern)[:MAX_GLOB_MATCHES]
     return [target._replace(given=m, cwd="") for m in matches] or [target]

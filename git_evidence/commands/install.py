@@ -10,10 +10,8 @@ import stat
 import sys
 from typing import Any, TextIO
 
-from git_evidence.context import client_policy, open_repo
-from git_evidence.errors import PolicyError, UsageError
-from git_evidence.git import Git
-from git_evidence.hooks import (
+from git_evidence.core.errors import PolicyError, UsageError
+from git_evidence.install.hooks import (
     CLIENT_HOOKS,
     MARKER,
     OLD_NOTES_REFSPEC,
@@ -23,7 +21,9 @@ from git_evidence.hooks import (
     hook_script,
     notes_refspecs,
 )
-from git_evidence.policy import Policy, read_sealed
+from git_evidence.plumbing.context import client_policy, open_repo
+from git_evidence.plumbing.git import Git
+from git_evidence.policy.schema import Policy, read_sealed
 
 # The line the pre-commit framework writes into the hooks it installs (its hook
 # template): such a hook is rewritten by `pre-commit install`, so git evidence goes into
@@ -177,7 +177,7 @@ def _add_notes_refspecs(git: Git, remote: str, wanted: list[str], dry: bool = Fa
 def _install_agent(git: Git, args: argparse.Namespace) -> int:
     """``--agent claude``: the guard merged into the agent's settings file of this
     work tree; ``--dry-run`` prints the merged file and writes nothing."""
-    from git_evidence.agent_settings import CLAUDE_SETTINGS, merge_claude_settings
+    from git_evidence.guard.agent_settings import CLAUDE_SETTINGS, merge_claude_settings
 
     if args.server:
         raise UsageError("--agent guards an agent's session in a work tree", fix="drop --server")

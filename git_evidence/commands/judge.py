@@ -19,21 +19,18 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 
-from git_evidence import (
-    __version__,
-    forge_formats,
-    forge_output,
-    held,
-    judging,
-    lock,
-    repo_state,
-    runner,
-    shards,
-    verdict,
-    verdict_record,
-    workspace,
-)
-from git_evidence.context import (
+from git_evidence import __version__
+from git_evidence.core.errors import EvidenceError, UsageError
+from git_evidence.core.oids import Oid
+from git_evidence.core.records import canonical_json, digest, now_utc
+from git_evidence.forge import formats, output
+from git_evidence.judge import held, shards, steps, verdict, workspace
+from git_evidence.judge import record as judge_record
+from git_evidence.judge.scorecard import Sealed
+from git_evidence.judge.verdict import Signals
+from git_evidence.lock import record as lock_record
+from git_evidence.lock.manifest import Drift
+from git_evidence.plumbing.context import (
     client_policy_rev,
     draft_policy,
     is_draft,
@@ -42,17 +39,12 @@ from git_evidence.context import (
     sealed_policy,
     tracking_ref,
 )
-from git_evidence.errors import EvidenceError, UsageError
-from git_evidence.git import Git
-from git_evidence.identity import WRITER_KEY, line_writer, server_pusher
-from git_evidence.manifest import Drift
-from git_evidence.oids import Oid
-from git_evidence.policy import Policy
-from git_evidence.progress import Progress
-from git_evidence.properties import JUNIT_PLACEHOLDER, JudgeProperty
-from git_evidence.records import canonical_json, digest, now_utc
-from git_evidence.scorecard import Sealed
-from git_evidence.verdict import Signals
+from git_evidence.plumbing.git import Git
+from git_evidence.policy.identity import WRITER_KEY, line_writer, server_pusher
+from git_evidence.policy.properties import JUNIT_PLACEHOLDER, JudgeProperty
+from git_evidence.policy.schema import Policy
+from git_evidence.sandbox import repo_state, runner
+from git_evidence.terminal.progress import Progress
 
 
 def run(args: argparse.Namespace) -> int:
@@ -83,13 +75,13 @@ def run(args: argparse.Namespace) -> int:
     }
     sealed = None
     try:
-        pin = judging.read_pin(git, policy, base)
+        pin = steps.read_pin(git, policy, base)
         facts["pin"] = pin.as_json()
-        sealed = judging.read_sealed(git, policy, base)
+        sealed = steps.read_sealed(git, policy, base)
         record = _judge(git, policy, base, candidate, patch, pin, props, args, facts, clock, sealed)
     except EvidenceError as exc:
-        record = verdict_record.undecided(facts, exc, clock, sealed)
-    verdict_record.publish(git, policy, record, candidate, args)
+        record = judge_record.undecided(facts, exc, clock, sealed)
+    judge_record.publish(git, policy, record, candidate, args)
     _print(record, args.format)
     return int(record["exit"])
 
@@ -97,8 +89,8 @@ def run(args: argparse.Namespace) -> int:
 def _print(record: dict[str, Any], fmt: str) -> None:
     if fmt == "json":
         sys.stdout.write(canonical_json(record).decode() + "\n")
-    elif fmt in forge_formats.FORMATS:
-        forge_output.emit_record(record, fmt, sys.stdout)
+    elif fmt in formats.FORMATS:
+        output.emit_record(record, fmt, sys.stdout)
     else:
         sys.stdout.write(verdict.to_text(record))
 
@@ -110,7 +102,7 @@ def _merged(git: Git, args: argparse.Namespace) -> int:
     if args.note and (args.policy or source.startswith("draft policy ")):
         raise _draft_note(source if not args.policy else "")
     policy = sealed_policy(git) or policy_at(git, record["base"])
-    verdict_record.publish(git, policy, record, candidate, args)
+    judge_record.publish(git, policy, record, candidate, args)
     _print(record, args.format)
     return int(record["exit"])
 
@@ -243,7 +235,7 @@ def _judge(
     base: Oid,
     candidate: Oid | None,
     patch: bytes | None,
-    pin: judging.Pin,
+    pin: steps.Pin,
     props: Sequence[JudgeProperty],
     args: argparse.Namespace,
     facts: dict[str, Any],
@@ -282,7 +274,7 @@ def _judge_in(
     base: Oid,
     candidate: Oid | None,
     patch: bytes | None,
-    pin: judging.Pin,
+    pin: steps.Pin,
     props: Sequence[JudgeProperty],
     args: argparse.Namespace,
     facts: dict[str, Any],
@@ -300,31 +292,31 @@ def _judge_in(
             why = verdict.explain(
                 verdict.PATCH_INVALID, signals, base=base, props=by_id, patch_error=str(exc)
             )
-            return verdict_record.build(
+            return judge_record.build(
                 facts, verdict.PATCH_INVALID, why, signals, [], {}, clock, sealed
             )
     facts["candidate_tree"] = reader.text("rev-parse", f"{treeish}^{{tree}}")
-    changes = judging.changed_paths(reader, base, treeish)
+    changes = steps.changed_paths(reader, base, treeish)
     first_ws = area.workspace(1)
     workspace.export_tree(reader, treeish, first_ws)
-    before = judging.drift(first_ws, pin, policy)
-    drift: dict[str, Any] = {"before": [judging.drift_json(d) for d in before], "after": []}
-    evidence, first = judging.evidence_signals(policy, changes, before)
+    before = steps.drift(first_ws, pin, policy)
+    drift: dict[str, Any] = {"before": [steps.drift_json(d) for d in before], "after": []}
+    evidence, first = steps.evidence_signals(policy, changes, before)
     if not verdict.runs_before_runs(first):
         klass = verdict.classify(first)
         why = verdict.explain(klass, first, base=base, props=by_id)
         extra = {"evidence": evidence, "drift": drift}
-        return verdict_record.build(facts, klass, why, first, [], extra, clock, sealed)
+        return judge_record.build(facts, klass, why, first, [], extra, clock, sealed)
 
     spaces = [first_ws]
     chains = sum(len(p.seeds) * (1 + len(p.must_fail) + len(p.must_pass)) for p in props)
     for number in range(2, min(args.jobs, chains) + 1):
         workspace.copy_workspace(first_ws, area.workspace(number))
         spaces.append(area.workspace(number))
-    env = judging.run_env(area)
+    env = steps.run_env(area)
     extra_ro: list[str] = []
     if sealed is not None:
-        env.update(judging.sealed_env(sealed, area, env))
+        env.update(steps.sealed_env(sealed, area, env))
         extra_ro.append(os.path.join(area.root, "sealed"))
     outputs = [p for p in (args.out, args.log) if p]
     hold = held.hold(
@@ -342,30 +334,30 @@ def _judge_in(
     env["EVIDENCE_PACKAGES"] = ",".join(held.top_packages(first_ws, hold.pythonpath))
     loaded = held.runner_config_files(first_ws)
     with Progress("judging") as progress:
-        results = judging.run_properties(props, spaces, area, env, progress, hold)
+        results = steps.run_properties(props, spaces, area, env, progress, hold)
     origins = held.import_origins(results, spaces)
     if origins["outside"]:
         raise held.outside_error(origins["outside"])
     facts["import_origins"] = origins["origins"]
     after: dict[str, Drift] = {}
     for space in spaces:
-        for item in judging.drift(space, pin, policy):
+        for item in steps.drift(space, pin, policy):
             after.setdefault(item.path, item)
-    drift["after"] = [judging.drift_json(d) for d in after.values()]
+    drift["after"] = [steps.drift_json(d) for d in after.values()]
     breach = tuple(f"changed during the run: {d.describe()}" for d in after.values())
     breach += tuple(held.runner_config_written(loaded, spaces))
-    if lock.find_lock(git, policy.notes_ref, base) != judging.lock_ref(pin):
+    if lock_record.find_lock(git, policy.notes_ref, base) != steps.lock_ref(pin):
         breach += (verdict.PIN_MOVED,)
     freezes = {}
     if verdict.any_disagreement(results):  # only then is the ledger read
         now = datetime.now(timezone.utc)
-        freezes = verdict.active_freezes(judging.base_freezes(git, policy, base), now)
+        freezes = verdict.active_freezes(steps.base_freezes(git, policy, base), now)
     signals = verdict.signals_from_runs(results, freezes, replace(first, fixture_breach=breach))
     klass = verdict.classify(signals)
     if klass == verdict.FLAKE_CANDIDATE:
         base_ws = area.workspace(0)
         workspace.export_tree(git, base, base_ws)
-        signals = judging.flakes_on_base(signals, by_id, base_ws, area, env, hold)
+        signals = steps.flakes_on_base(signals, by_id, base_ws, area, env, hold)
     runs = sum(len(r) for res in results for r in res.seeds.values())
     writer = (
         line_writer(None, git.config_get(WRITER_KEY), os.environ)[0]
@@ -384,7 +376,7 @@ def _judge_in(
         pythonpath=hold.pythonpath,
     )
     extra = {"evidence": evidence, "drift": drift}
-    return verdict_record.build(facts, klass, why, signals, results, extra, clock, sealed)
+    return judge_record.build(facts, klass, why, signals, results, extra, clock, sealed)
 
 
 def _read_patch(path: str) -> bytes:

@@ -16,10 +16,10 @@ import subprocess
 import sys
 from collections.abc import Sequence
 
-from git_evidence import labels
-from git_evidence.context import chosen_policy, open_repo
-from git_evidence.errors import EXIT_ALLOW, EXIT_REFUSE, UsageError
-from git_evidence.git import Git
+from git_evidence.core.errors import EXIT_ALLOW, EXIT_REFUSE, UsageError
+from git_evidence.plumbing.context import chosen_policy, open_repo
+from git_evidence.plumbing.git import Git
+from git_evidence.policy import labels
 
 HEADER = f"""\
 git evidence test labels: node id<TAB>kind, kind one of {", ".join(labels.KINDS)}.

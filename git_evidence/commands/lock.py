@@ -10,14 +10,14 @@ import argparse
 import json
 import sys
 
-from git_evidence import pinning
-from git_evidence.context import chosen_policy, is_draft, require_commit
-from git_evidence.errors import EXIT_REFUSE, EvidenceError, GitError
-from git_evidence.git import Git
-from git_evidence.lock import Lock, resolve_commit
-from git_evidence.oids import Oid
-from git_evidence.policy import Policy
-from git_evidence.progress import Progress
+from git_evidence.core.errors import EXIT_REFUSE, EvidenceError, GitError
+from git_evidence.core.oids import Oid
+from git_evidence.lock import pinning
+from git_evidence.lock.record import Lock, resolve_commit
+from git_evidence.plumbing.context import chosen_policy, is_draft, require_commit
+from git_evidence.plumbing.git import Git
+from git_evidence.policy.schema import Policy
+from git_evidence.terminal.progress import Progress
 
 RETRIES = 3
 # Where the remote's notes land before they are merged into the local notes ref

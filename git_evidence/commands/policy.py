@@ -9,10 +9,10 @@ import argparse
 import json
 import sys
 
-from git_evidence.context import chosen_policy_read, policy_in_waiting
-from git_evidence.errors import PREFIX
-from git_evidence.git import Git
-from git_evidence.policy_text import policy_toml
+from git_evidence.core.errors import PREFIX
+from git_evidence.plumbing.context import chosen_policy_read, policy_in_waiting
+from git_evidence.plumbing.git import Git
+from git_evidence.policy.render import policy_toml
 
 # What the TOML below the header is for: a file, or a draft to try.
 TOML_INTRO = "# as TOML: paste it into .git-evidence.toml, or try it with --policy FILE"

@@ -12,13 +12,14 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from git_evidence import console, pinning
-from git_evidence.context import judged_refs, server_aliases, server_policy, server_view
-from git_evidence.errors import EXIT_ERROR, PREFIX, EvidenceError
-from git_evidence.git import Git
-from git_evidence.identity import server_pusher
-from git_evidence.ranges import parse_receive_lines
-from git_evidence.report import WIDTH, wrap
+from git_evidence.core.errors import EXIT_ERROR, PREFIX, EvidenceError
+from git_evidence.gate.ranges import parse_receive_lines
+from git_evidence.gate.report import WIDTH, wrap
+from git_evidence.lock import pinning
+from git_evidence.plumbing.context import judged_refs, server_aliases, server_policy, server_view
+from git_evidence.plumbing.git import Git
+from git_evidence.policy.identity import server_pusher
+from git_evidence.terminal import console
 
 if TYPE_CHECKING:
     import argparse

@@ -12,16 +12,18 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from git_evidence import console, labels, rules
-from git_evidence.context import client_policy
-from git_evidence.errors import PolicyError
-from git_evidence.git import CatFile, Git
-from git_evidence.identity import Identity, client_identity
-from git_evidence.oids import ZERO_OID, is_zero
-from git_evidence.paths import Change
-from git_evidence.policy import POLICY_FILE, Policy, parse_policy
-from git_evidence.ranges import CommitDiff, LinkResolver, RefUpdate, UpdateFacts, parse_raw
-from git_evidence.report import Report
+from git_evidence.core.errors import PolicyError
+from git_evidence.core.oids import ZERO_OID, is_zero
+from git_evidence.core.paths import Change
+from git_evidence.gate.ranges import CommitDiff, LinkResolver, RefUpdate, UpdateFacts, parse_raw
+from git_evidence.gate.report import Report
+from git_evidence.plumbing.context import client_policy
+from git_evidence.plumbing.git import CatFile, Git
+from git_evidence.policy import labels
+from git_evidence.policy.identity import Identity, client_identity
+from git_evidence.policy.schema import POLICY_FILE, Policy, parse_policy
+from git_evidence.rules import table
+from git_evidence.terminal import console
 
 if TYPE_CHECKING:
     import argparse
@@ -36,8 +38,8 @@ def run(args: argparse.Namespace) -> Report:
         links = LinkResolver(git, blobs)
         diffs = [
             next(
-                parse_raw(iter(git.diff_index_cached(p)), links, rules.STAGED),
-                CommitDiff(rules.STAGED, False, ()),
+                parse_raw(iter(git.diff_index_cached(p)), links, table.STAGED),
+                CommitDiff(table.STAGED, False, ()),
             )
             for p in parents
         ]
@@ -47,30 +49,30 @@ def run(args: argparse.Namespace) -> Report:
         policy = client_policy(git, None, refs)
     except PolicyError as exc:
         return _broken_policy(git, exc, changes, who)
-    commit = CommitDiff(rules.STAGED, len(parents) > 1, changes)
-    summary = rules.summarize(commit, policy.classifier())
+    commit = CommitDiff(table.STAGED, len(parents) > 1, changes)
+    summary = table.summarize(commit, policy.classifier())
     zero = ZERO_OID
     branch = git.run("symbolic-ref", "-q", "HEAD", ok_codes=(0, 1, 128))[1].decode().strip()
     facts = UpdateFacts(
         RefUpdate(zero, zero, branch or "HEAD"),
         protected=False,
         notes=False,
-        commit=rules.STAGED,
+        commit=table.STAGED,
         revlist=(),
-        commits=[rules.STAGED],
+        commits=[table.STAGED],
         named_ref=False,
     )
     # A detached HEAD is on no branch: its holds are reported, as on a feature branch.
     protected = bool(branch) and policy.is_protected(branch)
     # Evidence alone, committed on a branch the server takes proposals on, is one there.
     proposal = policy.proposals and branch.startswith("refs/heads/") and not protected
-    outcome = rules.decide_staged(
+    outcome = table.decide_staged(
         facts, summary, policy, who, protected=protected, proposal=proposal
     )
     problem = _staged_policy_problem(git, changes)
-    outcome.findings += rules.decide_staged_policy(facts, problem, POLICY_FILE)
+    outcome.findings += table.decide_staged_policy(facts, problem, POLICY_FILE)
     for path, problem in _staged_labels_problems(git, changes, policy):
-        outcome.findings += rules.decide_staged_labels(facts, problem, path)
+        outcome.findings += table.decide_staged_labels(facts, problem, path)
     return Report(who, policy, [outcome], staged=True)
 
 
@@ -86,7 +88,7 @@ def _broken_policy(
             "server validates it (policy-invalid)"
         )
         return Report(who, None, [], staged=True)
-    exc.fix = rules.CLIENT_POLICY_FIX
+    exc.fix = table.CLIENT_POLICY_FIX
     raise exc
 
 

@@ -7,20 +7,20 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from git_evidence import budget, gate
-from git_evidence.context import (
+from git_evidence.gate import budget, pipeline
+from git_evidence.gate.ranges import parse_receive_lines
+from git_evidence.gate.report import Report
+from git_evidence.plumbing.context import (
     judged_refs,
     policy_after_push,
     server_aliases,
     server_policy,
     server_view,
 )
-from git_evidence.git import Git
-from git_evidence.identity import server_pusher
-from git_evidence.policy import POLICY_FILE, Policy
-from git_evidence.ranges import parse_receive_lines
-from git_evidence.report import Report
-from git_evidence.rules import REJECT, decide_policy_file
+from git_evidence.plumbing.git import Git
+from git_evidence.policy.identity import server_pusher
+from git_evidence.policy.schema import POLICY_FILE, Policy
+from git_evidence.rules.table import REJECT, decide_policy_file
 
 if TYPE_CHECKING:
     import argparse
@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> Report:
     view = server_view(refs, policy)
     aliases = server_aliases(git, refs, symrefs, updates)
     updates, notes = judged_refs(updates, aliases, {*view.protected, policy.notes_ref})
-    report = gate.decide(git, updates, policy, view, who)
+    report = pipeline.decide(git, updates, policy, view, who)
     report.notes = notes + report.notes
     changed = [v for v in report.decisions if v.facts.policy_changed]
     if changed and report.decision != REJECT:
@@ -49,5 +49,5 @@ def run(args: argparse.Namespace) -> Report:
         problem = policy_after_push(git, refs, updates)
         for outcome in changed:
             outcome.findings += decide_policy_file(outcome.facts, problem, POLICY_FILE)
-    gate.show_findings(git, report, args.max_findings)
+    pipeline.show_findings(git, report, args.max_findings)
     return report

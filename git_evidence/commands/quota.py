@@ -14,15 +14,15 @@ import json
 import os
 from datetime import datetime, timezone
 
-from git_evidence import quota
-from git_evidence.context import chosen_policy, open_repo
-from git_evidence.errors import EXIT_ALLOW, EXIT_REFUSE, EvidenceError, UsageError
-from git_evidence.freezes import append_lines
-from git_evidence.git import Git
-from git_evidence.identity import WRITER_KEY, line_writer
-from git_evidence.labels import NONDETERMINISTIC
-from git_evidence.policy import Policy
-from git_evidence.records import iso_utc
+from git_evidence.core.errors import EXIT_ALLOW, EXIT_REFUSE, EvidenceError, UsageError
+from git_evidence.core.records import iso_utc
+from git_evidence.ledger import quota
+from git_evidence.ledger.freezes import append_lines
+from git_evidence.plumbing.context import chosen_policy, open_repo
+from git_evidence.plumbing.git import Git
+from git_evidence.policy.identity import WRITER_KEY, line_writer
+from git_evidence.policy.labels import NONDETERMINISTIC
+from git_evidence.policy.schema import Policy
 
 RECENT = 10
 

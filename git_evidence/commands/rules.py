@@ -10,7 +10,7 @@ import argparse
 import json
 import string
 
-from git_evidence.errors import (
+from git_evidence.core.errors import (
     ERROR,
     ERROR_RULES,
     INTERNAL_ERROR,
@@ -18,8 +18,8 @@ from git_evidence.errors import (
     USAGE_HINT,
     UsageError,
 )
-from git_evidence.policy import Policy
-from git_evidence.rules import FIELDS, RULES
+from git_evidence.policy.schema import Policy
+from git_evidence.rules.table import FIELDS, RULES
 
 
 def table() -> list[dict[str, str]]:

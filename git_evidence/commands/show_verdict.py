@@ -9,10 +9,11 @@ import argparse
 import json
 import sys
 
-from git_evidence import lock, verdict
-from git_evidence.context import chosen_policy, require_commit
-from git_evidence.errors import EXIT_ALLOW, EXIT_REFUSE
-from git_evidence.git import Git
+from git_evidence.core.errors import EXIT_ALLOW, EXIT_REFUSE
+from git_evidence.judge import verdict
+from git_evidence.lock import record as lock_record
+from git_evidence.plumbing.context import chosen_policy, require_commit
+from git_evidence.plumbing.git import Git
 
 
 def run(args: argparse.Namespace) -> int:
@@ -20,7 +21,7 @@ def run(args: argparse.Namespace) -> int:
     rev = require_commit(git, args.rev)
     policy = chosen_policy(git, None)
     notes_ref = policy.judge.notes_ref
-    blob = lock.own_notes(git, notes_ref, [rev])[0].get(rev)
+    blob = lock_record.own_notes(git, notes_ref, [rev])[0].get(rev)
     if blob is None:
         print(
             f"git-evidence: no verdict on {rev[:12]} in {notes_ref}.\n  To fix: fetch the "

@@ -24,11 +24,13 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from typing import NoReturn, cast
 
-from git_evidence import rules
-from git_evidence.context import chosen_policy
-from git_evidence.errors import EXIT_ERROR, PREFIX, EvidenceError, UsageError
-from git_evidence.git import CatFile, Git
-from git_evidence.objects import (
+from git_evidence.core.errors import EXIT_ERROR, PREFIX, EvidenceError, UsageError
+from git_evidence.core.oids import Oid
+from git_evidence.core.paths import EVIDENCE_CLASSES, Classifier, PathClass
+from git_evidence.gate.ranges import CommitDiff, LinkResolver, parse_raw
+from git_evidence.plumbing.context import chosen_policy
+from git_evidence.plumbing.git import CatFile, Git
+from git_evidence.plumbing.objects import (
     TreeBuilder,
     TreeEdit,
     move_refs,
@@ -38,11 +40,9 @@ from git_evidence.objects import (
     tree_of,
     write_objects,
 )
-from git_evidence.oids import Oid
-from git_evidence.paths import EVIDENCE_CLASSES, Classifier, PathClass
-from git_evidence.policy import Policy
-from git_evidence.ranges import CommitDiff, LinkResolver, parse_raw
-from git_evidence.split_outcome import (
+from git_evidence.policy.schema import Policy
+from git_evidence.rules import table
+from git_evidence.split.outcome import (
     EVIDENCE,
     PRODUCT,
     Halves,
@@ -247,7 +247,7 @@ class _Splitter:
         (links followed through the commit's own tree)."""
         tokens = self.git.diff_tree_stream([revlist], [[]])
         for commit in parse_raw(tokens, LinkResolver(self.git, self.cat)):
-            yield commit, rules.summarize(commit, self.classifier).classes
+            yield commit, table.summarize(commit, self.classifier).classes
 
     def _mixed(self, revlist: Sequence[str]) -> dict[Oid, Halves]:
         """The commits the gate's `mixed-commit` rule fires on, their changes sorted."""
@@ -377,7 +377,7 @@ class _Splitter:
 
 def _is_mixed(classes: frozenset[PathClass]) -> bool:
     # rules.decide_update's `mixed-commit`: evidence beside any non-neutral other class.
-    return bool(classes & EVIDENCE_CLASSES) and bool(classes & rules.NON_EVIDENCE_SIDE)
+    return bool(classes & EVIDENCE_CLASSES) and bool(classes & table.NON_EVIDENCE_SIDE)
 
 
 # -- output --------------------------------------------------------------------------------

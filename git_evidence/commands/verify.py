@@ -12,18 +12,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from git_evidence import lock, manifest
-from git_evidence.context import draft_policy, policy_at, require_commit
-from git_evidence.disk import worktree_manifest
-from git_evidence.errors import EXIT_ALLOW, EXIT_REFUSE, PREFIX
-from git_evidence.freezes import freeze_notes
-from git_evidence.git import Git
-from git_evidence.identity import client_identity
-from git_evidence.lock import LockInvalid
-from git_evidence.manifest import Drift, Entry
-from git_evidence.oids import Oid
-from git_evidence.policy import Policy
-from git_evidence.report import (
+from git_evidence.core.errors import EXIT_ALLOW, EXIT_REFUSE, PREFIX
+from git_evidence.core.oids import Oid
+from git_evidence.gate.report import (
     Report,
     carry_options,
     given_options,
@@ -32,20 +23,29 @@ from git_evidence.report import (
     to_text,
     wrap,
 )
+from git_evidence.ledger.freezes import freeze_notes
+from git_evidence.lock import manifest, record
+from git_evidence.lock.disk import worktree_manifest
+from git_evidence.lock.manifest import Drift, Entry
+from git_evidence.lock.record import LockInvalid
+from git_evidence.plumbing.context import draft_policy, policy_at, require_commit
+from git_evidence.plumbing.git import Git
+from git_evidence.policy.identity import client_identity
+from git_evidence.policy.schema import Policy
 
 LINE = 80  # verify prints for a terminal, not under `remote:`
 
 
 def run(args: argparse.Namespace) -> int:
     git = Git()
-    rev = lock.resolve_commit(git, args.rev) or require_commit(git, args.rev)
+    rev = record.resolve_commit(git, args.rev) or require_commit(git, args.rev)
     refs: dict[str, Oid] | None = None
     base: Oid | None
     if args.base:  # the policy is read there: no refs to list unless a range is judged
         base = require_commit(git, args.base)
         policy = draft_policy(args.policy) if args.policy else policy_at(git, base)
     else:
-        from git_evidence.checking import policy_and_base
+        from git_evidence.gate.checking import policy_and_base
 
         refs = git.refs()
         policy, base = policy_and_base(git, refs, None, args.policy)
@@ -53,10 +53,10 @@ def run(args: argparse.Namespace) -> int:
     # One batch-check: REV's own note, whether there are notes at all, REV's roots.
     roots = list(policy.lock_roots)
     at = (f"{rev}:{root}" for root in roots)
-    own, (ref, *root_hits) = lock.own_notes(git, policy.notes_ref, [rev], policy.notes_ref, *at)
-    found = lock.lock_in_force(git, policy.notes_ref, rev, own.get(rev), ref is not None)
+    own, (ref, *root_hits) = record.own_notes(git, policy.notes_ref, [rev], policy.notes_ref, *at)
+    found = record.lock_in_force(git, policy.notes_ref, rev, own.get(rev), ref is not None)
     rev_trees = manifest.tree_ids(roots, root_hits)
-    summary: lock.CachedLock | None = None
+    summary: record.CachedLock | None = None
     problem = None
     drift: list[Drift] = []
     if found is None:
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
             f"{policy.notes_ref}:{policy.notes_ref}) or have a lock writer pin one"
         )
     else:
-        cache = lock.LockCache(git)
+        cache = record.LockCache(git)
         summary = cache.get(found.blob)
         # A note validated before, whose root trees equal REV's: nothing to read.
         fast = (
@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         )
         if not fast:
             try:
-                pinned = lock.read_lock(git, found, cache)
+                pinned = record.read_lock(git, found, cache)
             except LockInvalid as exc:
                 problem, summary = exc.message, None
             else:
@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         checked.notes += freeze_notes(git, policy, rev, base)
     else:
         # The judging machinery is imported only when there is a range to judge.
-        from git_evidence.checking import check_range
+        from git_evidence.gate.checking import check_range
 
         checked = check_range(
             git, refs if refs is not None else git.refs(), policy, who, base, rev, label
@@ -167,8 +167,8 @@ def _trees_at(
 def _print_text(
     rev: str,
     worktree: bool,
-    found: lock.LockRef | None,
-    pinned: lock.CachedLock | None,
+    found: record.LockRef | None,
+    pinned: record.CachedLock | None,
     problem: str | None,
     drift: list[Drift],
     policy: Policy,

@@ -1,0 +1,358 @@
+"""Command line: ``git evidence <command>`` (also ``git-evidence``,
+``python -m git_evidence``). Exit 0 allowed, 1 refused, 2 could not decide.
+
+Every command follows the conventions of docs/cli.md, whoever adds it: ``-q``, ``-v``,
+``--format text|json`` and a description come from ``options.apply_conventions``
+(what each command accepts is ``arguments.py``); errors, ``-q``, a closed pipe and
+crashes are handled here, once."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import io
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, TextIO, cast
+
+# Only the error types load before a command is chosen (argparse when a command line
+# is parsed): `--help` and the non-judging commands do not pay for the judging
+# machinery, nor a hook for the parser.
+from git_evidence.core.errors import (
+    EXIT_BROKEN_PIPE,
+    EXIT_ERROR,
+    INTERNAL_ERROR,
+    INTERNAL_HINT,
+    PREFIX,
+    USAGE_HINT,
+    CommandLineError,
+    EvidenceError,
+    NotARepository,
+    UsageError,
+)
+from git_evidence.gate import budget
+from git_evidence.terminal import console
+
+if TYPE_CHECKING:
+    import argparse
+
+    from git_evidence.gate.report import Report
+    from git_evidence.policy.identity import Identity
+
+# Started by git or by an agent, with their usual arguments: no parser, reports on stderr.
+HOOKS = frozenset({"pre-commit", "pre-push", "pre-receive", "post-receive", "guard"})
+# Hooks of a person's clone: silent when they allow, as git's own hooks are;
+# `-v` or `git config evidence.verbose true` shows their report.
+CLIENT_HOOKS = frozenset({"pre-commit", "pre-push"})
+JUDGING = frozenset({"check", "verify", "pre-commit", "pre-push", "pre-receive", "ci"})
+WATCHED = frozenset({"check", "verify"})  # judgements that show progress on a terminal
+# The forge formats (forge_formats.FORMATS), named here so that an error before the
+# command loads still knows them.
+FORGE_FORMATS = frozenset({"sarif", "github", "codequality"})
+
+COMMAND_MODULES = {
+    "check": "check",
+    "classify": "classify",
+    "policy": "policy",
+    "pre-commit": "pre_commit",
+    "pre-push": "pre_push",
+    "pre-receive": "pre_receive",
+    "install": "install",
+    "post-receive": "post_receive",
+    "lock": "lock",
+    "show-lock": "show_lock",
+    "verify": "verify",
+    "freeze": "freeze",
+    "doctor": "doctor",
+    "split": "split",
+    "judge": "judge",
+    "show-verdict": "show_verdict",
+    "rules": "rules",
+    "labels": "labels",
+    "quota": "quota",
+    "ci": "ci",
+    "guard": "guard",
+}
+
+
+def _command(name: str) -> Callable[[argparse.Namespace], Report | int]:
+    # Each command imports only what it needs, so hooks start fast.
+    module = importlib.import_module(f"git_evidence.commands.{COMMAND_MODULES[name]}")
+    run: Callable[[argparse.Namespace], Report | int] = module.run
+    return run
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    # Text that cannot be encoded (a lone surrogate from a hostile ledger line or a
+    # non-UTF-8 argument) is printed escaped, never a crash of a reader or a hook.
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+    try:
+        return _main(list(sys.argv[1:] if argv is None else argv))
+    except BrokenPipeError:
+        # The reader went away (`git evidence policy | head -1`): end quietly.
+        console.silence()
+        return EXIT_BROKEN_PIPE
+
+
+def _main(words: list[str]) -> int:
+    budget.PROGRESS.restart()  # one command a process; a caller may run several
+    try:
+        args = _parse(words)
+    except UsageError as exc:
+        return _failed(exc, None, _format_given(words))
+    except SystemExit as done:  # --help, --version: flushed here, where a pipe closed
+        sys.stdout.flush()  # early is still caught
+        return done.code if isinstance(done.code, int) else EXIT_ERROR
+    fmt: str = getattr(args, "format", "text")
+    try:
+        with console.holding(args.quiet) as held:
+            held.code = _run(args, fmt)
+        sys.stdout.flush()
+        return held.code
+    except BrokenPipeError:
+        raise
+    except EvidenceError as exc:
+        writing = budget.PROGRESS.stage == "writing the report"
+        budget.stop()
+        if writing and args.command in HOOKS:  # the budget may have cut a line short
+            sys.stderr.write("\n")
+        return _failed(exc, args, fmt)
+    except KeyboardInterrupt:
+        budget.stop()
+        console.say("interrupted; nothing was allowed")
+        return EXIT_ERROR
+    except Exception as exc:  # a hook never shows a raw traceback, never allows
+        budget.stop()
+        return _crashed(exc, args, fmt)
+    finally:
+        budget.stop()
+
+
+# A hook as git starts it (its name, then at most git's positional arguments, no
+# option) gets its namespace without the parser: importing argparse and building the
+# parser cost ~10 ms of every push (gettext and locale, the terminal's size). The
+# values are the parser's defaults; tests/test_cli_hook_args.py holds them equal.
+HOOK_ARGS: dict[str, tuple[tuple[str, ...], dict[str, object]]] = {
+    "pre-commit": ((), {"format": "text"}),
+    "pre-push": (("remote", "url"), {"format": "text", "max_findings": None}),
+    "pre-receive": ((), {"format": "text", "max_findings": None}),
+    "post-receive": ((), {"format": "text", "text_only": True}),
+    "guard": ((), {"format": "text", "json": False, "paths": None, "repo": None}),
+}
+# The flags a hook may also be started with and still skip the parser (an agent's
+# settings may say `git evidence guard --json`): flag → the attribute it sets true.
+HOOK_FLAGS: dict[str, dict[str, str]] = {"guard": {"--json": "json"}}
+
+
+def hook_args(words: Sequence[str]) -> argparse.Namespace | None:
+    """The namespace of a hook started as git (or an agent) starts it, else None
+    (parse)."""
+    if not words or words[0] not in HOOK_ARGS:
+        return None
+    names, defaults = HOOK_ARGS[words[0]]
+    flags = HOOK_FLAGS.get(words[0], {})
+    values: dict[str, object] = dict(defaults)
+    given: list[str] = []
+    for word in words[1:]:
+        if word in flags:
+            values[flags[word]] = True
+        elif word.startswith("-"):
+            return None
+        else:
+            given.append(word)
+    if len(given) > len(names):
+        return None
+    values.update(zip(names, given + [None] * (len(names) - len(given)), strict=True))
+    # The attributes a parsed Namespace has; commands only read them.
+    fast = SimpleNamespace(command=words[0], quiet=False, verbose=False, **values)
+    return cast("argparse.Namespace", fast)
+
+
+def _parse(words: list[str]) -> argparse.Namespace:
+    fast = hook_args(words)
+    if fast is not None:
+        return fast
+    from git_evidence.cli import arguments
+
+    return arguments.parse(words)
+
+
+def _format_given(words: list[str]) -> str:
+    """``--format`` as written, for an error found before the words parse."""
+    for word, after in zip(words, [*words[1:], ""], strict=True):
+        if word == "--format" and after in ("text", "json", *sorted(FORGE_FORMATS)):
+            return after
+        if word.startswith("--format="):
+            return word.partition("=")[2]
+    return "text"
+
+
+def _run(args: argparse.Namespace, fmt: str) -> int:
+    hook = args.command in HOOKS
+    wrap = fmt == "json" and getattr(args, "text_only", False)
+    with console.capturing_stdout(wrap) as lines, _progress(args.command):
+        result = _command(args.command)(args)
+    if isinstance(result, int):
+        code = result
+    else:
+        code = result.exit_code
+        # An armed time budget (pre-receive) also bounds rendering and writing.
+        budget.PROGRESS.stage = "writing the report"
+        if not _silent(args, fmt, result):
+            _emit(result, fmt, sys.stderr if hook else sys.stdout)
+    if wrap:  # a command that renders only text: its lines and exit status, as JSON
+        print(json.dumps({"exit": code, "output": lines}, indent=1))
+    return code
+
+
+def _silent(args: argparse.Namespace, fmt: str, report: Report) -> bool:
+    """A client hook that allows with nothing to remark (no hold on its way to review,
+    no proposal) says nothing, unless asked to (``-v``, or ``git config
+    evidence.verbose true``, read only then)."""
+    if args.command not in CLIENT_HOOKS or fmt != "text" or args.verbose:
+        return False
+    if report.exit_code != 0 or any(v.findings for v in report.decisions):
+        return False
+    from git_evidence.plumbing.git import Git
+
+    return not Git().config_bool("evidence.verbose")
+
+
+def _progress(command: str) -> AbstractContextManager[object]:
+    """A judgement outside a hook may take a while: say how far it got, on a terminal."""
+    if command not in WATCHED:
+        return contextlib.nullcontext()
+    from git_evidence.gate.budget import PROGRESS
+    from git_evidence.terminal import progress
+
+    return progress.watching(PREFIX, PROGRESS.describe)
+
+
+def _failed(exc: EvidenceError, args: argparse.Namespace | None, fmt: str) -> int:
+    """Say why the command could not decide: JSON in one shape (a judgement adds who
+    it was for), or text: a hook's report, else one line and the fix."""
+    command = args.command if args is not None else None
+    hook = command in HOOKS
+    if args is not None and not hook and not _in_repository(args):
+        exc = NotARepository(_where(args))  # the cause, not its symptom
+    fix = exc.fix or _hint(exc.rule)
+    who = _error_identity(args) if args is not None and command in JUDGING else None
+    if fmt == "json":
+        extra = {} if who is None else {"pusher": who.name}
+        doc = console.error_json(exc.rule, exc.message, fix or USAGE_HINT, **extra)
+        (sys.stderr if hook else sys.stdout).write(doc + "\n")
+    elif fmt in FORGE_FORMATS and not hook:
+        from git_evidence.gate.report import Report
+        from git_evidence.policy.identity import Identity
+        from git_evidence.rules.table import error_finding
+
+        finding = error_finding(exc.rule, exc.message, fix or USAGE_HINT)
+        anyone = who or Identity(None, "client clone")
+        _emit(Report(anyone, None, error=finding), fmt, sys.stdout)
+    elif who is not None and (hook or not isinstance(exc, UsageError)):
+        from git_evidence.gate.report import Report
+        from git_evidence.rules.table import error_finding
+
+        finding = error_finding(exc.rule, exc.message, fix)
+        _emit(Report(who, None, error=finding), fmt, sys.stderr)
+    else:
+        if isinstance(exc, CommandLineError):
+            sys.stderr.write(exc.usage)
+        line = f"{exc.rule}: {exc.message}"
+        if who is not None and not isinstance(exc, NotARepository):
+            line += f" ({who.describe()}; no policy)"  # whom the judgement was for
+        console.say(line + (f"\n  To fix: {fix}" if fix else ""))
+    return EXIT_ERROR
+
+
+def _hint(rule: str) -> str:
+    if rule == UsageError.rule:
+        return ""  # the message says it; `rules` and JSON give the general hint
+    from git_evidence.commands.rules import hint_for
+
+    return hint_for(rule)
+
+
+def _in_repository(args: argparse.Namespace) -> bool:
+    from git_evidence.plumbing.git import Git
+
+    where = getattr(args, "repo", None)
+    if where is not None and not os.path.isdir(where):
+        return False
+    try:
+        return Git(cwd=where).run("rev-parse", "--git-dir", ok_codes=(0, 128))[0] == 0
+    except EvidenceError:  # git itself cannot run: the error already says so
+        return True
+
+
+def _where(args: argparse.Namespace) -> str:
+    where = getattr(args, "repo", None)
+    if where is not None:
+        return str(where)
+    try:
+        return os.getcwd()
+    except OSError:
+        return "."
+
+
+def _crashed(exc: Exception, args: argparse.Namespace, fmt: str) -> int:
+    import traceback
+
+    from git_evidence.cli import crashlog
+
+    trace = traceback.format_exc()
+    log = crashlog.save(trace)
+    where = f"full trace in {log}" if log else "the trace could not be saved"
+    what = " ".join(f"{type(exc).__name__}: {exc}".split())  # one line, whatever it says
+    message = f"internal error, refusing: {what} ({where})"
+    if args.verbose:
+        sys.stderr.write(trace)
+    if fmt == "json":
+        stream = sys.stderr if args.command in HOOKS else sys.stdout
+        stream.write(console.error_json(INTERNAL_ERROR, message, INTERNAL_HINT) + "\n")
+    else:
+        console.say(message)
+    return EXIT_ERROR
+
+
+def _error_identity(args: argparse.Namespace) -> Identity:
+    """Who a judgement that could not finish was for: the server's pusher, the name
+    given with ``--as``, else this clone (its trust is not read: git may be what
+    failed)."""
+    from git_evidence.policy.identity import Identity, server_pusher
+
+    if args.command == "pre-receive":
+        return server_pusher(os.environ)
+    as_name = getattr(args, "as_name", None)
+    if as_name is not None:
+        return Identity(as_name, "--as")
+    return Identity(None, "client clone")
+
+
+def _emit(report: Report, fmt: str, stream: TextIO) -> None:
+    from git_evidence.gate.report import WIDTH, to_json, to_text
+
+    if fmt in FORGE_FORMATS:
+        from git_evidence.forge import output
+
+        output.emit_report(report, fmt, stream)
+        return
+
+    pushed = fmt == "text" and stream is sys.stderr and console.gitlab()
+    # GitLab shows a hook's message to the pusher only on lines with its prefix; the
+    # lines are narrower by as much, so that they still fit 80 columns under `remote: `.
+    narrower = len(console.GITLAB_PREFIX) if pushed else 0
+    text = to_json(report) + "\n" if fmt == "json" else to_text(report, width=WIDTH - narrower)
+    if pushed:
+        text = console.for_pusher(text)
+    stream.write(text)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,62 @@
+"""A range checked on the client as the server would judge it (``check``, ``verify``):
+the base and policy a client compares with, and the freezes reported with it."""
+
+from __future__ import annotations
+
+from git_evidence.core.oids import Oid, zero_oid
+from git_evidence.gate import pipeline
+from git_evidence.gate.ranges import RefUpdate, RefView
+from git_evidence.gate.report import Report
+from git_evidence.ledger.freezes import freeze_notes
+from git_evidence.plumbing.context import (
+    DEFAULT_BASE,
+    client_policy,
+    draft_policy,
+    policy_at,
+    require_commit,
+    tracking_ref,
+)
+from git_evidence.plumbing.git import Git
+from git_evidence.policy.identity import Identity
+from git_evidence.policy.schema import Policy
+
+
+def policy_and_base(
+    git: Git, refs: dict[str, Oid], base: str | None, draft: str | None = None
+) -> tuple[Policy, Oid | None]:
+    """``--base REF``: that commit and the policy it carries; else the client's policy
+    and the upstream (or the remote's base branch, or the local one). ``--policy FILE``
+    (``draft``) replaces the policy, never the base."""
+    if base:
+        commit = require_commit(git, base)
+        return (draft_policy(draft) if draft else policy_at(git, commit)), commit
+    policy = draft_policy(draft) if draft else client_policy(git, None, refs)
+    return policy, default_base(git, refs, policy.base)
+
+
+def check_range(
+    git: Git,
+    refs: dict[str, Oid],
+    policy: Policy,
+    who: Identity,
+    bottom: Oid | None,
+    top: Oid,
+    label: str,
+) -> Report:
+    """``top`` judged as a push that brings what ``bottom`` lacks, as the server would,
+    with the freezes in force reported."""
+    view = RefView({policy.base: bottom} if bottom else {}, bottom, policy.notes_ref in refs)
+    update = RefUpdate(zero_oid(top), top, label)
+    report = pipeline.decide(git, [update], policy, view, who, named_refs=False)
+    report.notes += freeze_notes(git, policy, top, bottom)
+    return report
+
+
+def default_base(git: Git, refs: dict[str, Oid], base_ref: str) -> Oid | None:
+    upstream = git.resolve_commit("@{upstream}")
+    if upstream:
+        return upstream
+    for name in (tracking_ref("origin", base_ref, refs), base_ref, DEFAULT_BASE):
+        if name and name in refs:
+            return git.resolve_commit(refs[name])
+    return None

@@ -1,0 +1,361 @@
+"""What a shell command writes: the paths it names together with a writing operation
+(an output redirection, ``tee``, ``sed -i``, ``perl -i``, ``mv``, ``cp``'s destination,
+``rm``, ``truncate``, ``chmod``, ``ln``, ``git checkout|restore|rm|mv``, an
+interpreter's inline code that writes, …). Pure: text in, paths as written out.
+
+Best effort, by design: a shell is a programming language, and a command that computes
+its paths (a variable, a script file, ``xargs`` fed by a pipe, a patch, an archive) is
+not read here. The guard that asks is the first wall; the commit and push gate stays
+the one that holds."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import posixpath
+import re
+from collections.abc import Callable, Sequence
+from typing import Final, NamedTuple
+
+from git_evidence.guard.shell_words import (
+    WRAPPERS,
+    after_wrapper,
+    expand,
+    non_options,
+    option_values,
+    parse,
+)
+
+
+class Written(NamedTuple):
+    """A path a command writes, as the command wrote it."""
+
+    path: str
+    how: str  # the operation: "rm", "sed -i", "> redirection", "python -c", …
+    cwd: str  # where `cd` took the command ("": where it started; may be absolute)
+
+
+_MAX_DEPTH = 6  # `bash -c "bash -c '…'"` is read this many levels down
+
+
+def written_paths(command: str, cwd: str = "", depth: int = 0) -> list[Written]:
+    """Every path ``command`` names with a writing operation, in order."""
+    if depth > _MAX_DEPTH:
+        return []
+    simple, inner = parse(command, cwd)
+    found: list[Written] = []
+    for one in simple:
+        for op, target in one.redirects:
+            found += [Written(p, f"{op} redirection", one.cwd) for p in expand(target)]
+        found += _command(one.words, one.stdin, one.cwd, depth)
+    for text in inner:  # `$(…)` and backquotes run too
+        found += written_paths(text, cwd, depth + 1)
+    return found
+
+
+_INTERPRETER = r"(?:python|pypy)[0-9.]*"  # matched through re's cache: compiled on first use
+_SHELLS: Final = frozenset({"sh", "bash", "dash", "zsh", "ksh", "ash"})
+
+
+def _command(words: Sequence[str], stdin: str | None, cwd: str, depth: int) -> list[Written]:
+    words = list(words)
+    while words:
+        name = posixpath.basename(words[0])
+        if re.match(r"[A-Za-z_][A-Za-z0-9_]*=", words[0]):
+            words = words[1:]
+        elif name in WRAPPERS:
+            words = after_wrapper(name, words[1:])
+        else:
+            break
+    if not words:
+        return []
+    name, args = posixpath.basename(words[0]), words[1:]
+    if name in _SHELLS:
+        return _shell(args, stdin, cwd, depth)
+    if name == "eval":
+        return written_paths(" ".join(args), cwd, depth + 1)
+    if name == "find":
+        return _find(args, cwd, depth)
+    if name == "git":
+        return _git(args, cwd)
+    if re.fullmatch(_INTERPRETER, name) or name in ("node", "nodejs", "deno", "bun"):
+        code, how = _inline_code(args, name), f"{name} {'-c' if name.startswith('p') else '-e'}"
+        if code is None and stdin is not None and non_options(args, frozenset()) in ([], ["-"]):
+            code, how = stdin, f"{name} <<"  # `python - <<EOF`
+        return _code_writes(code, how, cwd, depth) if code is not None else []
+    if name in ("perl", "ruby"):
+        how, files, programs = _perl(args, ruby=name == "ruby")
+        found = [Written(p, how, cwd) for path in files for p in expand(path)]
+        for program in programs:
+            found += _code_writes(program, f"{name} -e", cwd, depth)
+        return found
+    handler = _HANDLERS.get(name)
+    if handler is None:
+        return []
+    how, paths = handler(args)
+    return [Written(p, how or name, cwd) for path in paths for p in expand(path)]
+
+
+_Handler = Callable[[list[str]], tuple[str, list[str]]]
+
+
+def _all(takes_value: frozenset[str] = frozenset()) -> _Handler:
+    """Every operand is written (``rm``, ``touch``, ``tee``, ``truncate``, …)."""
+    return lambda args: ("", non_options(args, takes_value))
+
+
+def _destination(takes_value: frozenset[str]) -> _Handler:
+    """The last operand, or ``-t DIR`` (``cp``, ``install``, ``rsync``)."""
+
+    def handler(args: list[str]) -> tuple[str, list[str]]:
+        target = option_values(args, ("-t", "--target-directory"))
+        operands = non_options(args, takes_value | {"-t"})
+        return "", target or (operands[-1:] if len(operands) > 1 else [])
+
+    return handler
+
+
+def _mv(args: list[str]) -> tuple[str, list[str]]:
+    target = option_values(args, ("-t", "--target-directory"))
+    return "", non_options(args, frozenset({"-t", "-S"})) + target
+
+
+def _ln(args: list[str]) -> tuple[str, list[str]]:
+    target = option_values(args, ("-t", "--target-directory"))
+    operands = non_options(args, frozenset({"-t", "-S"}))
+    if target:
+        return "", target
+    if len(operands) == 1:  # `ln -s ../x`: the link is made here, named as its target
+        return "", [posixpath.basename(operands[0].rstrip("/")) or operands[0]]
+    return "", operands[-1:]
+
+
+_CHMOD_FLAGS: Final = frozenset(
+    {"-R", "-c", "-f", "-v", "--recursive", "--changes", "--silent", "--quiet", "--verbose"}
+)
+
+
+def _chmod(args: list[str]) -> tuple[str, list[str]]:
+    """``chmod MODE FILE…``: a mode may read like an option (``-w``)."""
+    rest = [a for a in args if a not in _CHMOD_FLAGS and a != "--"]
+    if any(a.startswith("--reference") for a in rest):
+        return "", [a for a in rest if not a.startswith("--reference")]
+    return "", rest[1:]
+
+
+def _sed(args: list[str]) -> tuple[str, list[str]]:
+    in_place = script_given = False
+    operands: list[str] = []
+    i = 0
+    while i < len(args):
+        word = args[i]
+        if word.startswith("--in-place"):
+            in_place = True
+        elif word in ("--expression", "--file"):
+            script_given, i = True, i + 1
+        elif word.startswith(("--expression=", "--file=")):
+            script_given = True
+        elif word.startswith("-") and not word.startswith("--") and len(word) > 1:
+            for k, flag in enumerate(word[1:], start=1):
+                if flag == "i":  # the rest is the backup suffix
+                    in_place = True
+                    break
+                if flag in "efl":  # the rest, or the next word, is the value
+                    script_given |= flag in "ef"
+                    i += 0 if word[k + 1 :] else 1
+                    break
+        elif word != "--":
+            operands.append(word)
+        i += 1
+    if not in_place:
+        return "sed -i", []
+    return "sed -i", operands if script_given else operands[1:]
+
+
+def _perl(args: list[str], *, ruby: bool = False) -> tuple[str, list[str], list[str]]:
+    """(how, files written in place, inline programs) of ``perl``/``ruby``."""
+    in_place = False
+    code: list[str] = []
+    operands: list[str] = []
+    i = 0
+    while i < len(args):
+        word = args[i]
+        if word == "--":
+            operands += args[i + 1 :]
+            break
+        if word.startswith("-") and len(word) > 1:
+            for k, flag in enumerate(word[1:], start=1):
+                rest = word[k + 1 :]
+                if flag == "i":
+                    in_place = True
+                    break
+                if flag in "eE":
+                    if rest:
+                        code.append(rest)
+                    elif i + 1 < len(args):
+                        code.append(args[i + 1])
+                        i += 1
+                    break
+                if flag in "IMmrx" or (ruby and flag in "CIr"):
+                    i += 0 if rest else 1
+                    break
+        else:
+            operands.append(word)
+        i += 1
+    files = operands if code else operands[1:]
+    return ("ruby -i" if ruby else "perl -i"), (files if in_place else []), code
+
+
+def _awk(args: list[str]) -> tuple[str, list[str]]:
+    """gawk's in-place edit (``-i inplace``)."""
+    words = list(args)
+    in_place = "-iinplace" in words or "--include=inplace" in words
+    in_place |= any(pair == ("-i", "inplace") for pair in itertools.pairwise(words))
+    if not in_place:
+        return "awk -i inplace", []
+    operands = non_options(words, frozenset({"-i", "-f", "-v", "-F", "--include"}))
+    program = any(a == "-f" or a.startswith("--file") for a in words)
+    operands = [o for o in operands if o != "inplace"]
+    return "awk -i inplace", operands if program else operands[1:]
+
+
+def _dd(args: list[str]) -> tuple[str, list[str]]:
+    return "dd of=", [a[3:] for a in args if a.startswith("of=")]
+
+
+_HANDLERS: Final[dict[str, _Handler]] = {
+    "rm": _all(),
+    "unlink": _all(),
+    "shred": _all(frozenset({"-n", "-s", "--iterations", "--size"})),
+    "rmdir": _all(),
+    "touch": _all(frozenset({"-d", "-t", "-r", "--date", "--reference"})),
+    "truncate": _all(frozenset({"-s", "-r", "--size", "--reference"})),
+    "tee": _all(),
+    "mv": _mv,
+    "cp": _destination(frozenset({"-S", "--suffix"})),
+    "install": _destination(frozenset({"-m", "-o", "-g", "-S", "--mode", "--owner", "--group"})),
+    "rsync": _destination(frozenset({"-e", "--rsh", "--exclude", "--include", "-f"})),
+    "ln": _ln,
+    "chmod": _chmod,
+    "sed": _sed,
+    "gsed": _sed,
+    "awk": _awk,
+    "gawk": _awk,
+    "dd": _dd,
+}
+
+
+def _shell(args: list[str], stdin: str | None, cwd: str, depth: int) -> list[Written]:
+    """``bash -c STRING`` (or a here-document fed to ``bash``) is read as a command."""
+    for i, word in enumerate(args):
+        if word.startswith("-") and not word.startswith("--") and "c" in word[1:]:
+            rest = non_options(args[i + 1 :], frozenset())
+            return written_paths(rest[0], cwd, depth + 1) if rest else []
+    if stdin is not None and not non_options(args, frozenset({"-o", "+o"})):
+        return written_paths(stdin, cwd, depth + 1)
+    return []
+
+
+def _find(args: list[str], cwd: str, depth: int) -> list[Written]:
+    """``find START… -delete``, or ``-exec CMD {} ;`` where CMD writes: the start
+    points are written."""
+    starts: list[str] = []
+    for word in args:
+        if word.startswith("-") or word in ("(", "!", ")"):
+            break
+        starts.append(word)
+    starts = starts or ["."]
+    found = [Written(s, "find -delete", cwd) for s in starts] if "-delete" in args else []
+    for i, word in enumerate(args):
+        if word not in ("-exec", "-execdir", "-ok", "-okdir"):
+            continue
+        end = next((k for k in range(i + 1, len(args)) if args[k] in (";", "+")), len(args))
+        run = args[i + 1 : end]
+        for start in starts:
+            found += _command([start if w == "{}" else w for w in run], None, cwd, depth + 1)
+    return found
+
+
+_GIT_VALUE_OPTIONS: Final = frozenset({"-c", "--git-dir", "--work-tree", "--namespace"})
+_CHECKOUT_VALUES: Final = frozenset(
+    {"-b", "-B", "--orphan", "-s", "--source", "--conflict", "--pathspec-from-file"}
+)
+
+
+def _git(args: list[str], cwd: str) -> list[Written]:
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        if args[i] == "-C" and i + 1 < len(args):
+            cwd = posixpath.join(cwd, args[i + 1]) if cwd else args[i + 1]
+            i += 2
+        else:
+            i += 2 if args[i] in _GIT_VALUE_OPTIONS else 1
+    if i >= len(args):
+        return []
+    verb, rest = args[i], args[i + 1 :]
+    paths: list[str] = []
+    staged_only = ("--staged" in rest or "-S" in rest) and not (
+        "--worktree" in rest or "-W" in rest
+    )
+    if verb == "restore" and staged_only:
+        paths = []  # the index alone: the work tree is not written
+    elif verb in ("checkout", "restore"):
+        paths = (
+            rest[rest.index("--") + 1 :] if "--" in rest else non_options(rest, _CHECKOUT_VALUES)
+        )
+    elif (verb == "rm" and "--cached" not in rest) or verb == "mv":
+        paths = non_options(rest, frozenset())
+    return [Written(p, f"git {verb}", cwd) for path in paths for p in expand(path)]
+
+
+def _inline_code(args: list[str], name: str) -> str | None:
+    """The program given on the command line (``python -c``, ``node -e``/``--eval``)."""
+    flags = ("-c",) if re.fullmatch(_INTERPRETER, name) else ("-e", "--eval", "-p", "--print")
+    for i, word in enumerate(args):
+        if word in flags:
+            return args[i + 1] if i + 1 < len(args) else None
+        if word.startswith("-c") and len(word) > 2 and flags == ("-c",):
+            return word[2:]
+        if not word.startswith("-"):
+            return None  # a script: not read
+    return None
+
+
+# Inline code "writes" when it holds one of these; then every path it names is judged.
+# Coarse on purpose: a program that writes anything and names evidence is denied.
+_WRITES_IN_CODE: Final = (
+    r"open\s*\([^()]*?,\s*(?:mode\s*=\s*)?[rbtU]*['\"][rbtU]*[wax+]"  # open(p, 'w')
+    r"|\.open\s*\(\s*(?:mode\s*=\s*)?['\"][rbt]*[wax+]"  # Path(p).open('w')
+    r"|\bopen\s*\(?\s*(?:my\s+)?[$\w*]+\s*,\s*['\"]\s*(?:\+?[<>]|>>|\|)"  # perl open(FH, '>', p)
+    r"|['\"]\s*(?:>>?|\+<)\s*[\w./~]"  # perl's two-argument open(FH, ">p")
+    r"|\b(?:os|shutil|fs|FileUtils|File|IO|Files)\s*\.\s*(?!path\b|environ\b|getcwd\b)\w+"
+    r"|\.(?:write_text|write_bytes|unlink|rmdir|touch|chmod|rename|symlink_to|hardlink_to)\s*\("
+    r"|\b(?:subprocess|Popen|system|exec\w*|spawn\w*|child_process|unlink|rename|truncate"
+    r"|chmod|symlink|writeFile\w*|appendFile\w*|createWriteStream|rmSync|rmdirSync)\b"
+    r"|`|\bqx"
+)
+_LITERAL: Final = "('''|\"\"\"|'|\"|`)((?:\\\\.|(?!\\1).)*?)\\1"  # a quoted string
+_RUNS_COMMANDS: Final = r"\b(?:subprocess|Popen|system|exec\w*|spawn\w*|child_process)\b|`"
+
+
+@functools.cache
+def _code_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """Compiled when inline code is first read: most commands have none, and the
+    guard's start is paid on every tool call."""
+    return re.compile(_WRITES_IN_CODE), re.compile(_LITERAL, re.S), re.compile(_RUNS_COMMANDS)
+
+
+def _code_writes(code: str, how: str, cwd: str, depth: int) -> list[Written]:
+    writes, literals, runs = _code_patterns()
+    if depth > _MAX_DEPTH or not writes.search(code):
+        return []
+    found: list[Written] = []
+    commands = runs.search(code) is not None
+    for literal in literals.finditer(code):
+        text = literal.group(2).strip()
+        path = text.lstrip("+<>|").strip()  # perl's ">path"
+        if path and "\n" not in path and any(c.isalnum() for c in path):
+            found += [Written(p, how, cwd) for p in expand(path)]
+        if commands and " " in text:  # os.system("rm …"), subprocess.run("…", shell=True)
+            found += written_paths(text, cwd, depth + 1)
+    return found

@@ -1,0 +1,166 @@
+"""How the judge holds its runs: the sandbox of one judgement (what is hidden, what is
+bound back, the lock roots read-only), the workspace's import roots first on
+PYTHONPATH, and where the tested code was imported from, as the pytest plugin saw it."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from git_evidence.core.errors import EvidenceError
+from git_evidence.judge.verdict import PropertyRuns
+from git_evidence.plumbing.git import Git
+from git_evidence.policy.properties import JudgeProperty
+from git_evidence.policy.schema import Policy
+from git_evidence.sandbox import bwrap, repo_state, runner
+
+
+def hold(
+    git: Git,
+    policy: Policy,
+    props: Sequence[JudgeProperty],
+    space: str,
+    *,
+    top: str | None,
+    outputs: Sequence[str],
+    extra_ro: Sequence[str],
+    env: dict[str, str],
+) -> runner.Held:
+    """How every run is held: the sandbox the policy asks for (the repository, the
+    outputs' folders, HOME and the runtime directory hidden; the lock roots read-only),
+    and the workspace's import roots."""
+    git_dirs = repository_dirs(git)
+    sealed = [*git_dirs, *(os.path.dirname(os.path.abspath(p)) for p in outputs)]
+    if os.environ.get("XDG_RUNTIME_DIR"):
+        sealed.append(os.environ["XDG_RUNTIME_DIR"])
+    hidden = [p for p in (top, os.environ.get("HOME")) if p]
+    box = bwrap.prepare(
+        policy.judge.sandbox,
+        network=policy.judge.network,
+        hidden=hidden,
+        sealed=sealed,
+        commands=[p.command for p in props],
+        readonly=[r.strip("/") for r in policy.lock_roots],
+        extra_ro=extra_ro,
+        env=env,
+    )
+    return runner.Held(box, import_roots(policy, space))
+
+
+def repository_dirs(git: Git) -> list[str]:
+    """The repository's git directory and common directory (they differ in a linked
+    worktree)."""
+    out = git.text("rev-parse", "--absolute-git-dir", "--git-common-dir").splitlines()
+    return [os.path.abspath(os.path.join(git.cwd or os.getcwd(), p)) for p in out if p]
+
+
+def import_roots(policy: Policy, space: str) -> tuple[str, ...]:
+    """``[judge].pythonpath``; by default ``src`` when the workspace has one, else the
+    workspace's root."""
+    if policy.judge.pythonpath is not None:
+        return policy.judge.pythonpath
+    return ("src",) if os.path.isdir(os.path.join(space, "src")) else (".",)
+
+
+def top_packages(space: str, roots: Sequence[str]) -> list[str]:
+    """The workspace's top-level packages and modules under its import roots: the names
+    whose import must resolve inside the workspace."""
+    names: set[str] = set()
+    for root in roots:
+        folder = os.path.normpath(os.path.join(space, root))
+        try:
+            entries = os.listdir(folder)
+        except OSError:
+            continue
+        for entry in entries:
+            full = os.path.join(folder, entry)
+            if entry.endswith(".py") and entry[:-3].isidentifier() and os.path.isfile(full):
+                names.add(entry[:-3])
+            elif entry.isidentifier() and os.path.isfile(os.path.join(full, "__init__.py")):
+                names.add(entry)
+    return sorted(names)
+
+
+def import_origins(results: Sequence[PropertyRuns], spaces: Sequence[str]) -> dict[str, Any]:
+    """Per property, where the workspace's packages were imported from, as the plugin
+    saw it (a path inside a workspace is given relative to it); and every module
+    imported from outside, ``(property, module, file)``."""
+    inside = [os.path.realpath(s).rstrip("/") + "/" for s in spaces]
+    per_property: dict[str, dict[str, str]] = {}
+    outside: list[tuple[str, str, str]] = []
+    for result in results:
+        seen = per_property.setdefault(result.prop.id, {})
+        runs = [r for runs in result.seeds.values() for r in runs]
+        runs += [f.run for f in result.fixtures if f.run is not None]
+        for run in runs:
+            for module, path in _origin_lines(run.origins):
+                real = os.path.realpath(path)
+                where = next((real[len(s) :] for s in inside if real.startswith(s)), None)
+                if where is None:
+                    outside.append((result.prop.id, module, path))
+                    where = real
+                if "." not in module:
+                    seen.setdefault(module, where)
+    return {"origins": per_property, "outside": outside}
+
+
+def _origin_lines(data: bytes | None) -> list[tuple[str, str]]:
+    """The plugin's origins lines: one JSON object a session, module → file."""
+    out: list[tuple[str, str]] = []
+    for line in (data or b"").splitlines():
+        try:
+            item = json.loads(line)
+        except ValueError:
+            continue
+        modules = item.get("modules") if isinstance(item, dict) else None
+        if isinstance(modules, dict):
+            out += [(k, v) for k, v in modules.items() if isinstance(v, str)]
+    return out
+
+
+def outside_error(outside: Sequence[tuple[str, str, str]]) -> EvidenceError:
+    prop, module, path = outside[0]
+    more = f" (and {len(outside) - 1} more)" if len(outside) > 1 else ""
+    return EvidenceError(
+        f"tested code from outside the workspace: {module} from {path}, in property {prop}{more}",
+        fix="the property's environment imports another copy of the package (an editable "
+        "install of another checkout, site-packages): uninstall it there, or set "
+        "[judge].pythonpath to the workspace's import roots",
+    )
+
+
+def runner_config_files(space: str) -> dict[str, str]:
+    """Every runner configuration file in a workspace (``conftest.py``,
+    ``sitecustomize.py``, ``*.pth``, …), path → sha256 (a link: its text). A run that
+    writes one changes what every later run in that workspace loads."""
+    from git_evidence.core.runner_files import RUNNER_CONFIG
+
+    found: dict[str, str] = {}
+    for directory, subdirs, files in os.walk(space):
+        subdirs.sort()
+        for name in files + [d for d in subdirs if os.path.islink(os.path.join(directory, d))]:
+            full = os.path.join(directory, name)
+            rel = os.path.relpath(full, space)
+            if RUNNER_CONFIG.fullmatch(rel.lower()) is None:
+                continue
+            found[rel] = repo_state.file_state(full) or "missing"
+    return found
+
+
+def runner_config_written(before: dict[str, str], spaces: Sequence[str]) -> list[str]:
+    """What the runs added to, changed in or removed from the workspaces' runner
+    configuration, one line a path."""
+    out: list[str] = []
+    for space in spaces:
+        after = runner_config_files(space)
+        for rel in sorted(set(before) | set(after)):
+            if before.get(rel) != after.get(rel):
+                what = (
+                    "added" if rel not in before else "removed" if rel not in after else "changed"
+                )
+                line = f"runner configuration {what} during the run: {rel}"
+                if line not in out:
+                    out.append(line)
+    return out

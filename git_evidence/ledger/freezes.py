@@ -1,0 +1,135 @@
+"""The freeze ledger as its readers see it: the file in the working tree or at a
+revision, parsed; when a test was born; the freezes a report mentions. Writing
+entries is ``freeze add``'s alone (commands/freeze.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timezone
+
+from git_evidence.core.errors import EvidenceError
+from git_evidence.core.records import iso_utc
+from git_evidence.ledger import entries
+from git_evidence.ledger.entries import Freeze
+from git_evidence.plumbing.git import Git
+from git_evidence.policy.schema import Policy
+
+
+def read_ledger(
+    git: Git, policy: Policy, rev: str | None = None
+) -> tuple[list[Freeze], list[entries.Problem]]:
+    """The ledger as tests read it (the working tree's file), or at ``rev``."""
+    return entries.parse_ledger(ledger_bytes(git, policy, rev), policy.max_window_hours)
+
+
+def old_kind_lines(data: bytes) -> set[int]:
+    """Lines whose fingerprint is of the old kind: ``freeze add`` once took a digest of
+    one failing run's output, which differs every run, so no judgement can match it.
+    Such a fingerprint is one of the entry's own output digests; the shared
+    fingerprint never is."""
+    lines = set()
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        if b'"outputs"' not in raw:
+            continue
+        try:
+            doc = json.loads(raw)
+        except ValueError:
+            continue
+        outputs = doc.get("outputs") if isinstance(doc, dict) else None
+        if isinstance(outputs, list) and doc.get("fingerprint") in {
+            str(o[1]) for o in outputs if isinstance(o, list) and len(o) == 2
+        }:
+            lines.add(number)
+    return lines
+
+
+def ledger_bytes(git: Git, policy: Policy, rev: str | None = None) -> bytes:
+    data: bytes | None = None
+    if rev is None:
+        top = git.text("rev-parse", "--show-toplevel")
+        path = os.path.join(top, policy.ledger_path)
+        if os.path.exists(path):
+            with open(path, "rb") as handle:
+                data = handle.read()
+        else:
+            rev = "HEAD"
+    if rev is not None:
+        data = git.blob_at(rev, policy.ledger_path)
+    return data or b""
+
+
+def first_added(git: Git, test_id: str) -> datetime | None:
+    """When the test's file first entered history (None: not a path git knows, so
+    unconstrained; a test not yet committed is born now)."""
+    path = test_id.split("::", 1)[0]
+    if not path or path.startswith("-"):
+        return None
+    code, out = git.run("log", "--diff-filter=A", "--format=%ct", "--", path, ok_codes=(0, 128))
+    stamps = out.split()
+    if code != 0:
+        return None
+    if not stamps:
+        top = git.text("rev-parse", "--show-toplevel")
+        return datetime.now(timezone.utc) if os.path.exists(os.path.join(top, path)) else None
+    return datetime.fromtimestamp(int(stamps[-1]), timezone.utc)
+
+
+def freeze_notes(git: Git, policy: Policy, tip: str, base: str | None) -> list[str]:
+    """For reports: the freezes in force at ``tip`` and those expired since ``base``."""
+    freezes, problems = read_ledger(git, policy, tip)
+    skipped = (
+        [
+            f"{policy.ledger_path}: skipped {len(problems)} line(s) that are no valid freeze "
+            f"(first: line {problems[0].line}: {problems[0].message}); "
+            "`git evidence freeze list` names them"
+        ]
+        if problems
+        else []
+    )
+    if not freezes:
+        return skipped
+    now = datetime.now(timezone.utc)
+    since = None
+    if base:
+        stamp = git.text("log", "-1", "--format=%ct", base)
+        since = datetime.fromtimestamp(int(stamp), timezone.utc) if stamp else None
+    active = [f for f in freezes if f.active(now)]
+    expired = [
+        f
+        for f in freezes
+        if not f.active(now) and f.until <= now and (since is None or f.until > since)
+    ]
+    notes = [
+        f"freezes in force: {len(active)}"
+        + (
+            " (" + ", ".join(f"{f.test_id} until {iso_utc(f.until)}" for f in active[:5]) + ")"
+            if active
+            else ""
+        )
+    ]
+    if expired:
+        notes.append(
+            f"freezes expired since the base: {len(expired)} ("
+            + ", ".join(f.test_id for f in expired[:5])
+            + ")"
+        )
+    return notes + skipped
+
+
+def append_lines(git: Git, rel: str, data: bytes, what: str) -> None:
+    """Append ``data`` to the append-only file ``rel`` (the freeze ledger, the retry
+    quota) in the working tree, refusing when its last line has no newline: the new
+    line would join it, a rewrite the server refuses."""
+    path = os.path.join(git.text("rev-parse", "--show-toplevel"), rel)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if os.path.exists(path) and os.path.getsize(path):
+        with open(path, "rb") as handle:
+            handle.seek(-1, os.SEEK_END)
+            if handle.read(1) != b"\n":
+                raise EvidenceError(
+                    f"{rel}: its last line has no newline",
+                    fix=f"restore the committed {what} (git checkout -- {rel}); it is append-only",
+                )
+    with open(path, "ab") as handle:
+        handle.write(data)

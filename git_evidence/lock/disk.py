@@ -1,0 +1,161 @@
+"""A manifest of the lock roots from the files on disk, in the shape ``manifest.py``
+builds from git objects (path → Entry), so the two compare with ``manifest.compare``.
+
+Every file counts, tracked or not, ignored or not, except the excluded globs: an
+untracked file under a root is an input the tests read. Links are never followed:
+their text is hashed, as git stores it."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections.abc import Mapping
+
+from git_evidence.core.errors import GitError
+from git_evidence.core.paths import GITLINK_MODE, SYMLINK_MODE
+from git_evidence.lock.manifest import LFS_MAX, Entry, Excluder, lfs_pointer
+from git_evidence.plumbing.git import Git
+
+CHUNK = 1 << 20
+
+
+def worktree_manifest(
+    top: str,
+    roots: tuple[str, ...],
+    exclude: tuple[str, ...],
+    locked: Mapping[str, Entry],
+    *,
+    submodules: bool = True,
+    checkout: Git | None = None,
+) -> dict[str, Entry]:
+    """The files on disk under ``roots`` of the tree at ``top``.
+
+    ``checkout``: ``top`` is that repository's working tree, and a file is compared as
+    git would check it in: ``git hash-object`` applies the conversions
+    its attributes ask for (``eol``, ``text``, filters), so a checkout whose
+    ``.gitattributes`` turns LF into CRLF matches its lock; one git process hashes them
+    all, and only files that differ are read here. Without it (the judge's exported
+    workspace, which has no repository) the bytes on disk are what tests read.
+
+    A file whose lock entry is an LFS pointer matches when its bytes are the object
+    the pointer names (git-lfs has smudged it). ``submodules``: a directory holding
+    ``.git`` is recorded by its HEAD commit (a checkout); without it (an exported
+    workspace, where ``.git`` is only ever something a test wrote) such a directory is
+    files like any other, and an empty directory where the lock has a gitlink is that
+    gitlink, as an export leaves an uninitialised submodule."""
+    excluded = Excluder(exclude)
+    files: dict[str, Entry] = {}
+    regular: dict[str, int] = {}  # path → st_mode of each regular file
+    for root in roots:
+        start = os.path.join(top, root)
+        if os.path.islink(start) or os.path.isfile(start):
+            _add_file(files, regular, top, root, excluded)
+            continue
+        for directory, subdirs, names in os.walk(start):
+            rel_dir = os.path.relpath(directory, top).replace(os.sep, "/")
+            for sub in list(subdirs):
+                path = f"{rel_dir}/{sub}"
+                full = os.path.join(directory, sub)
+                if os.path.islink(full):
+                    subdirs.remove(sub)
+                    _add_file(files, regular, top, path, excluded)
+                elif submodules and os.path.exists(os.path.join(full, ".git")):
+                    subdirs.remove(sub)  # a submodule: recorded by its commit
+                    head = Git(cwd=full).resolve_commit("HEAD")
+                    if head and not excluded(path):
+                        files[path] = Entry(GITLINK_MODE, head)
+                elif not submodules and _uninitialised(locked.get(path), full):
+                    subdirs.remove(sub)
+                    files[path] = locked[path]
+            for name in names:
+                _add_file(files, regular, top, f"{rel_dir}/{name}", excluded)
+    blobs = checked_in_blobs(checkout, list(regular)) if checkout is not None else {}
+    for path, st_mode in regular.items():
+        mode = "100755" if st_mode & stat.S_IXUSR else "100644"
+        locked_entry = locked.get(path)
+        blob = blobs.get(path, "")
+        if blob and locked_entry is not None and locked_entry.blob == blob:
+            files[path] = locked_entry._replace(mode=mode)  # the locked bytes, as git stores them
+        else:
+            files[path] = _hash_file(top, path, mode, blob)
+    for path, entry in files.items():
+        pointer = locked.get(path)
+        if (
+            pointer is not None
+            and pointer.lfs is not None
+            and entry.lfs is None
+            and pointer.lfs == f"sha256:{entry.sha256} {entry.size}"
+        ):
+            files[path] = pointer
+    return dict(sorted(files.items()))
+
+
+def _uninitialised(entry: Entry | None, full: str) -> bool:
+    return entry is not None and entry.mode == GITLINK_MODE and not os.listdir(full)
+
+
+def checked_in_blobs(git: Git, paths: list[str]) -> dict[str, str]:
+    """The blob id git would store for each file (relative to the top of ``git``'s
+    working tree) after the clean conversions its attributes ask for: one
+    ``git hash-object --stdin-paths``. Every path is C-quoted as git unquotes it, so any
+    byte in a name is safe. ``core.safecrlf`` is off: a file whose endings do not
+    round-trip is a difference to report, not an error."""
+    if not paths:
+        return {}
+    data = b"".join(_c_quote(os.fsencode(p)) + b"\n" for p in paths)
+    out = git.out("-c", "core.safecrlf=false", "hash-object", "--stdin-paths", input=data)
+    oids = out.decode().split()
+    if len(oids) != len(paths):
+        raise GitError(
+            ["git", "hash-object", "--stdin-paths"], 128, out, b"one blob id per path expected"
+        )
+    return dict(zip(paths, oids, strict=True))
+
+
+def _c_quote(raw: bytes) -> bytes:
+    """A path as a C-style quoted string (git's ``unquote_c_style`` reads it back)."""
+    out = bytearray(b'"')
+    for byte in raw:
+        if byte in b'"\\':
+            out += b"\\" + bytes([byte])
+        elif byte < 0x20 or byte >= 0x7F:
+            out += b"\\%03o" % byte
+        else:
+            out.append(byte)
+    out += b'"'
+    return bytes(out)
+
+
+def _add_file(
+    files: dict[str, Entry], regular: dict[str, int], top: str, path: str, excluded: Excluder
+) -> None:
+    """Record a link by its text; note a regular file, hashed once all are known."""
+    if excluded(path):
+        return
+    full = os.path.join(top, path)
+    info = os.lstat(full)
+    if stat.S_ISLNK(info.st_mode):
+        data = os.fsencode(os.readlink(full))
+        files[path] = Entry(SYMLINK_MODE, "", len(data), hashlib.sha256(data).hexdigest())
+    elif stat.S_ISREG(info.st_mode):
+        regular[path] = info.st_mode
+
+
+def _hash_file(top: str, path: str, mode: str, blob: str) -> Entry:
+    """A file's bytes on disk (``blob``: what git would store for it, when known)."""
+    # O_NOFOLLOW: a file swapped for a link after the lstat is refused, not followed.
+    fd = os.open(os.path.join(top, path), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb", buffering=0) as handle:
+        chunk = handle.read(CHUNK)
+        # Small files (every LFS pointer among them) are read once, whole.
+        lfs = lfs_pointer(chunk) if len(chunk) <= LFS_MAX else None
+        digest = hashlib.sha256(chunk)
+        size = len(chunk)
+        while chunk:
+            chunk = handle.read(CHUNK)
+            digest.update(chunk)
+            size += len(chunk)
+    if size > LFS_MAX:
+        lfs = None
+    return Entry(mode, blob, size, digest.hexdigest(), lfs)

@@ -1,0 +1,353 @@
+"""The judge's sandbox: every run of a candidate's command (``judge``, ``freeze add``)
+inside bubblewrap (``bwrap``), so the candidate runs with none of the judge's reach.
+
+Inside a run: new user, mount, PID, IPC, UTS and cgroup namespaces, and a network
+namespace of its own unless ``[judge].network = true``; the root file system read-only;
+the run's workspace read-write except its lock roots, bound read-only (and every
+directory above them inside the workspace is a mount point, so it cannot be renamed
+away and replaced); a fresh ``/tmp``, ``/dev`` and ``HOME``; ``/proc`` of the new PID
+namespace only. Hidden under an empty tmpfs: the repository's work tree and git
+directory, the folders of ``--out`` and ``--log``, the real ``HOME`` and
+``$XDG_RUNTIME_DIR``. What the command needs to start — its interpreter and virtual
+environment, wherever they are — is bound back read-only. ``--die-with-parent`` and
+the PID namespace end every process of a run when its command exits.
+
+The options reach bwrap through a file descriptor (``--args``), so the sandbox's own
+``/proc/1/cmdline`` names none of the hidden paths (only the command follows them)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterable, Mapping, Sequence
+from typing import NamedTuple
+
+from git_evidence.core.errors import EvidenceError
+
+PACKAGE = "bubblewrap"
+# What stands over the root's read-only bind: anything the command needs below these
+# is bound back.
+_FRESH = ("/tmp", "/var/tmp", "/run", "/var/run", "/dev/shm")
+_MASKED = ("/tmp", "/var/tmp", "/run", "/var/run", "/dev", "/proc")
+SANDBOX_HOME = "/tmp/home"
+
+
+class SandboxUnavailable(EvidenceError):
+    """bwrap is missing or cannot make its namespaces: nothing can be judged safely."""
+
+    rule = "cannot-start"
+
+
+class Sandbox(NamedTuple):
+    """How every run of one judgement is held. ``kind`` "none" wraps nothing."""
+
+    kind: str  # "bwrap" or "none"
+    bwrap: str = ""
+    network: bool = False
+    hidden: tuple[str, ...] = ()  # real paths hidden under an empty tmpfs
+    visible: tuple[str, ...] = ()  # real paths bound back read-only
+    readonly: tuple[str, ...] = ()  # workspace-relative directories bound read-only
+    extra_ro: tuple[str, ...] = ()  # paths outside the workspace the runs read (labels)
+
+    @property
+    def on(self) -> bool:
+        return self.kind == "bwrap"
+
+    def as_json(self) -> dict[str, object]:
+        return {"kind": self.kind, "network": self.network if self.on else True}
+
+
+def prepare(
+    kind: str,
+    *,
+    network: bool,
+    hidden: Iterable[str],
+    sealed: Iterable[str] = (),
+    commands: Iterable[Sequence[str]],
+    readonly: Sequence[str],
+    extra_ro: Sequence[str] = (),
+    env: Mapping[str, str],
+) -> Sandbox:
+    """The sandbox of one judgement; bwrap is found and tried once here, so a machine
+    that cannot sandbox says so before anything runs. ``hidden`` may have what a
+    command needs bound back inside it (a virtual environment in the work tree, an
+    interpreter under HOME); ``sealed`` never (the git directory, the outputs' folders),
+    and nothing above either is bound back."""
+    if kind == "none":
+        return Sandbox("none")
+    found = shutil.which("bwrap", path=env.get("PATH") or os.defpath)
+    if found is None:
+        raise SandboxUnavailable(
+            "bwrap is not installed: the judge runs every candidate in a bubblewrap sandbox",
+            fix=f"install the {PACKAGE} package (apt-get install {PACKAGE}), or, to run the "
+            'candidate with your own rights, set [judge] sandbox = "none" in the policy',
+        )
+    closed = _hidden(sealed)
+    hide = tuple(dict.fromkeys((*_hidden(hidden), *closed)))
+    needed: list[str] = []
+    for argv in commands:
+        needed.extend(command_needs(argv, env))
+    needed.extend(path_needs(env))
+    needed.append(os.path.dirname(os.path.abspath(__file__)))  # the plugin, for pytest
+    masked = (*hide, *_MASKED)
+    visible = tuple(
+        dict.fromkeys(
+            p
+            for p in (_real(n) for n in needed)
+            if os.path.exists(p)
+            and _under_any(p, masked)
+            and not _under_any(p, closed)
+            and not any(_under_any(h, [p]) for h in hide)
+        )
+    )
+    box = Sandbox(
+        "bwrap", found, network, hide, visible, tuple(readonly), tuple(_real(p) for p in extra_ro)
+    )
+    _probe(box)
+    return box
+
+
+def _real(path: str) -> str:
+    return os.path.realpath(os.path.abspath(path))
+
+
+def _hidden(paths: Iterable[str]) -> tuple[str, ...]:
+    out = []
+    for path in paths:
+        real = _real(path)
+        if real == "/":
+            raise EvidenceError(
+                f"cannot hide {path!r} from the candidate: it is the root directory",
+                fix="write --out and --log into a folder of their own, and run with a HOME "
+                "that is not /",
+            )
+        if os.path.isdir(real):
+            out.append(real)
+    return tuple(dict.fromkeys(out))
+
+
+def _under_any(path: str, roots: Iterable[str]) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def command_needs(argv: Sequence[str], env: Mapping[str, str]) -> list[str]:
+    """The directories a command needs to start: the program's, its interpreter's
+    (a ``#!`` line), and for each the virtual environment and the Python installation
+    it belongs to (``pyvenv.cfg``'s ``home``)."""
+    if not argv:
+        return []
+    program = argv[0]
+    if "/" not in program:
+        found = shutil.which(program, path=env.get("PATH") or os.defpath)
+        if found is None:
+            return []
+        program = found
+    elif not os.path.isabs(program):
+        return []  # relative to the workspace: it is there already
+    files = [program, os.path.realpath(program)]
+    interpreter = _shebang(files[-1], env)
+    if interpreter:
+        files += [interpreter, os.path.realpath(interpreter)]
+    # the files themselves too: their folder may not be bound back (it holds a hidden
+    # folder, HOME say), the file alone can be
+    out: list[str] = [os.path.abspath(f) for f in files]
+    for path in files:
+        out += _folder_needs(os.path.dirname(os.path.abspath(path)))
+    return out
+
+
+def path_needs(env: Mapping[str, str]) -> list[str]:
+    """What the programs on the run's PATH need: each PATH folder that is a virtual
+    environment's or a Python installation's ``bin``, with that environment or
+    installation. A command that starts ``python`` itself (``sh -c``, ``make``, ``tox``)
+    finds it as an activated environment would."""
+    out: list[str] = []
+    for entry in (env.get("PATH") or "").split(os.pathsep):
+        if not os.path.isabs(entry) or not os.path.isdir(entry):
+            continue
+        parent = os.path.dirname(entry)
+        python = any(n.startswith("python3") for n in _listdir(os.path.join(parent, "lib")))
+        if _venvs(entry) or (os.path.basename(entry) == "bin" and python):
+            out += _folder_needs(entry)
+    return out
+
+
+def _listdir(folder: str) -> list[str]:
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []
+
+
+def _folder_needs(folder: str) -> list[str]:
+    """A program's folder, the installation prefix above a ``bin``, the virtual
+    environment it is in and the Python installation that environment names."""
+    out = [folder]
+    if os.path.basename(folder) == "bin":
+        out.append(os.path.dirname(folder))  # the installation's prefix
+    for venv in _venvs(folder):
+        out.append(venv)
+        home = _venv_home(venv)
+        if home:
+            out += [os.path.dirname(home), os.path.dirname(os.path.realpath(home))]
+    return out
+
+
+def _shebang(path: str, env: Mapping[str, str]) -> str | None:
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(256)
+    except OSError:
+        return None
+    if not head.startswith(b"#!"):
+        return None
+    words = head[2:].split(b"\n", 1)[0].split()
+    if not words:
+        return None
+    first = os.fsdecode(words[0])
+    if os.path.basename(first) == "env" and len(words) > 1:
+        return shutil.which(os.fsdecode(words[1]), path=env.get("PATH") or os.defpath)
+    return first
+
+
+def _venvs(folder: str) -> list[str]:
+    out = []
+    current = folder
+    while current != os.path.dirname(current):
+        if os.path.isfile(os.path.join(current, "pyvenv.cfg")):
+            out.append(current)
+        current = os.path.dirname(current)
+    return out
+
+
+def _venv_home(venv: str) -> str | None:
+    try:
+        with open(os.path.join(venv, "pyvenv.cfg"), encoding="utf-8", errors="replace") as f:
+            for line in f:
+                key, _, value = line.partition("=")
+                if key.strip() == "home" and value.strip():
+                    return value.strip()
+    except OSError:
+        return None
+    return None
+
+
+def wrap(box: Sandbox, workspace: str, run_dir: str) -> list[str]:
+    """bwrap's options for one run (NUL-separated on a descriptor: ``--args``; the
+    command follows them on bwrap's own command line). ``workspace`` and ``run_dir``
+    are read-write."""
+    args = [
+        # bwrap started by root keeps root's capabilities inside unless told: with them
+        # a run could remount the read-only binds writable
+        "--cap-drop",
+        "ALL",
+        "--die-with-parent",
+        "--new-session",
+        "--unshare-user",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+    ]
+    if not box.network:
+        args.append("--unshare-net")
+    args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    # fresh and empty: /tmp, and the folders where services keep their sockets (a
+    # read-only bind does not stop connect(): /run/docker.sock, the system bus)
+    for folder in _FRESH:
+        if os.path.isdir(folder) and not os.path.islink(folder):
+            args += ["--tmpfs", folder]
+    for path in box.hidden:
+        args += ["--tmpfs", path]
+    for path in box.visible:
+        args += ["--ro-bind", path, path]
+    args += ["--dir", SANDBOX_HOME]
+    space = _real(workspace)
+    args += ["--bind", space, space]
+    args += readonly_roots(space, box.readonly)
+    for path in box.extra_ro:
+        args += ["--ro-bind", path, path]
+    run = _real(run_dir)
+    args += ["--bind", run, run, "--chdir", space]
+    return args
+
+
+def readonly_roots(space: str, roots: Sequence[str]) -> list[str]:
+    """The lock roots bound read-only, each directory above them (inside the
+    workspace) a mount point of its own: a mount point cannot be renamed or removed, so
+    a run cannot move ``tests/`` aside and put a doctored ``tests/fixtures`` in its
+    place. Every directory above is bound once, before any root: a bind of ``tests/``
+    after the read-only ``tests/fixtures`` would cover it with a writable copy. A root
+    that is missing, or a link, or under a link, is left as it is (the drift check
+    sees it)."""
+    above: list[str] = []
+    bound: list[str] = []
+    for relative in roots:
+        parts = [p for p in relative.split("/") if p]
+        chain = [os.path.join(space, *parts[:depth]) for depth in range(1, len(parts) + 1)]
+        if not parts or any(os.path.islink(p) or not os.path.isdir(p) for p in chain):
+            continue
+        above += chain[:-1]
+        bound.append(chain[-1])
+    out: list[str] = []
+    for path in sorted(set(above) - set(bound), key=lambda p: p.count("/")):
+        out += ["--bind", path, path]
+    # deepest last: a root inside another root stays read-only under it
+    for path in sorted(set(bound), key=lambda p: p.count("/")):
+        out += ["--ro-bind", path, path]
+    return out
+
+
+def env_for(box: Sandbox, env: Mapping[str, str]) -> dict[str, str]:
+    """The run's environment inside the sandbox: a fresh HOME and TMPDIR, no runtime
+    directory of the user's."""
+    if not box.on:
+        return dict(env)
+    out = {k: v for k, v in env.items() if k != "XDG_RUNTIME_DIR"}
+    out["HOME"] = SANDBOX_HOME
+    out["TMPDIR"] = "/tmp"
+    return out
+
+
+def open_args(args: Sequence[str]) -> int:
+    """A descriptor holding ``args`` NUL-separated, read from its start (for
+    ``bwrap --args FD``); the caller closes it."""
+    fd = os.memfd_create("bwrap-args", 0)
+    os.write(fd, b"".join(os.fsencode(a) + b"\0" for a in args))
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def _probe(box: Sandbox) -> None:
+    """One empty run: bwrap must be able to make every namespace it will be asked for."""
+    scratch = os.path.realpath(os.environ.get("TMPDIR") or "/tmp")
+    args = wrap(box._replace(readonly=(), extra_ro=()), scratch, scratch)
+    fd = open_args(args)
+    try:
+        done = subprocess.run(
+            [box.bwrap, "--args", str(fd), "--", "true"],
+            pass_fds=(fd,),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise SandboxUnavailable(f"bwrap did not start: {exc}", fix=_FIX) from None
+    finally:
+        os.close(fd)
+    if done.returncode != 0:
+        why = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise SandboxUnavailable(
+            f"bwrap cannot make its sandbox here: {why[-1] if why else done.returncode}",
+            fix=_FIX,
+        )
+
+
+_FIX = (
+    "bwrap needs user namespaces (as root, or kernel.unprivileged_userns_clone=1 / an "
+    f"AppArmor profile that allows them; the {PACKAGE} package), or, to run the candidate "
+    'with your own rights, set [judge] sandbox = "none" in the policy'
+)
