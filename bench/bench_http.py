@@ -22,7 +22,7 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 
 from bench_fence import build  # noqa: E402
 from common import WORK, compile_package  # noqa: E402
-from servers import HTTP_USERS, serve_http  # noqa: E402
+from helpers.servers import HTTP_USERS, serve_http  # noqa: E402
 
 TIMED_HOOK = """#!/bin/sh
 start=$(date +%s.%N)

@@ -9,8 +9,8 @@ passes. A survivor is a missing test, unless it is listed in EQUIVALENT below wi
 the reason it cannot change behaviour.
 
     python bench/mutation.py                      # every pure module, 2 workers
-    python bench/mutation.py globs ledger -j 1    # some modules
-    python bench/mutation.py --list rules         # the mutants, without running
+    python bench/mutation.py core/globs -j 1       # some modules
+    python bench/mutation.py --list rules/table   # the mutants, without running
     python bench/mutation.py --json out.json      # every result, for --survivors-of
 
 Not run by CI: a full run takes minutes (see the summary it prints).
@@ -35,15 +35,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PROJECT = Path(__file__).resolve().parents[1]
-MODULES = ("rules", "paths", "globs", "ledger", "policy")
+MODULES = ("rules/table", "core/paths", "core/globs", "ledger/entries", "policy/schema")
 # Fast and pure: no git runs in these (ordered fastest first, since -x stops early).
 TESTS = (
-    "tests/test_closed_sets.py",  # the Literals' values: nothing else reads them at run time
-    "tests/test_rules_table.py",
-    "tests/test_rules_parts.py",
-    "tests/test_policy.py",
-    "tests/test_paths.py",
-    "tests/test_roots_property.py",
+    "tests/core/test_closed_sets.py",  # the Literals' values: nothing else reads them at run time
+    "tests/rules/test_rules_table.py",
+    "tests/rules/test_rules_parts.py",
+    "tests/policy/test_policy.py",
+    "tests/core/test_paths.py",
+    "tests/core/test_roots_property.py",
 )
 
 SWAPS = {

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import PROJECT, Work, clone_of, git, make_server
+from helpers.repos import PROJECT, Work, clone_of, git, make_server
 
 PACKAGE = PROJECT / "git_evidence"
 

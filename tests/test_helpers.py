@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import Work, _loose_head, git
+from helpers.repos import Work, _loose_head, git
 
 
 def test_head_read_from_the_files_is_what_rev_parse_says(work: Work) -> None:

@@ -137,7 +137,7 @@ def _main(words: list[str]) -> int:
 # A hook as git starts it (its name, then at most git's positional arguments, no
 # option) gets its namespace without the parser: importing argparse and building the
 # parser cost ~10 ms of every push (gettext and locale, the terminal's size). The
-# values are the parser's defaults; tests/test_cli_hook_args.py holds them equal.
+# values are the parser's defaults; tests/cli/test_cli_hook_args.py holds them equal.
 HOOK_ARGS: dict[str, tuple[tuple[str, ...], dict[str, object]]] = {
     "pre-commit": ((), {"format": "text"}),
     "pre-push": (("remote", "url"), {"format": "text", "max_findings": None}),

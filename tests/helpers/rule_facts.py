@@ -1,0 +1,72 @@
+"""What the tests of rules/ and others share, from test_rules_table.py."""
+
+from __future__ import annotations
+
+from git_evidence.core import paths
+from git_evidence.core.paths import Change
+from git_evidence.gate.ranges import CommitDiff, RefUpdate, UpdateFacts
+from git_evidence.policy.identity import Identity
+from git_evidence.policy.schema import Policy, parse_policy
+from git_evidence.rules.table import (
+    CommitSummary,
+    summarize,
+)
+from helpers.repos import POLICY
+
+OLD, NEW = "a" * 40, "b" * 40
+
+
+BASE_POLICY = parse_policy(POLICY.encode(), "base:.git-evidence.toml")
+
+
+def who(name: str | None) -> Identity:
+    return Identity(name, "GIT_EVIDENCE_PUSHER")
+
+
+def facts(
+    ref: str = "refs/heads/main",
+    *,
+    old: str = OLD,
+    new: str = NEW,
+    protected: bool = True,
+    notes: bool = False,
+    commit: str | None = NEW,
+    fast_forward: bool | None = True,
+    base: str | None = OLD,
+    named_ref: bool = True,
+) -> UpdateFacts:
+    return UpdateFacts(
+        RefUpdate(old, new, ref),
+        protected=protected,
+        notes=notes,
+        commit=commit,
+        fast_forward=fast_forward,
+        base=base,
+        revlist=("--boundary", NEW, "--not", OLD),
+        named_ref=named_ref,
+    )
+
+
+def change(path: str, status: str = "M") -> Change:
+    old_mode = "000000" if status == "A" else "100644"
+    new_mode = "000000" if status == "D" else "100644"
+    return Change(status, old_mode, new_mode, "1" * 40, "2" * 40, path)
+
+
+def summary(
+    *changed: str, merge: bool = False, pol: Policy = BASE_POLICY, n: int = 0
+) -> CommitSummary:
+    """A commit of ``changed`` paths; a path may carry its status: ``A:tests/t.py``."""
+    rows = []
+    for item in changed:
+        status, _, path = item.rpartition(":") if ":" in item else ("M", "", item)
+        rows.append(change(path, status))
+    diff = CommitDiff(f"{n:040x}", merge, tuple(rows))
+    return summarize(diff, pol.classifier(), paths.fold_path(pol.ledger_path))
+
+
+AGENT, ALICE, CI = "agent-bot", "alice", "ci-bot"
+
+
+def row(meta: str, path: str) -> list[bytes]:
+    return [meta.encode(), path.encode()]
