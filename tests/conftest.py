@@ -1,5 +1,6 @@
 """Real git, sealed: each test gets its own HOME, no system config, fixed names and
-dates, and helpers that drive repositories and pushes through the git binary."""
+dates; the temporary directories in memory; the real servers on one worker. The
+helpers that drive repositories and pushes are in tests/helpers/."""
 
 from __future__ import annotations
 
