@@ -22,7 +22,6 @@ from typing import Any
 import pytest
 from _pytest.runner import call_and_report
 
-from git_evidence.ledger.quota import Retried, retry_log_line
 from git_evidence.plugin.reporting import (
     CHANGED,
     FLAKY,
@@ -37,6 +36,7 @@ from git_evidence.plugin.reporting import (
     junit,
     junit_child,
 )
+from git_evidence.plugin.retries import Retried, retry_log_line
 from git_evidence.plugin.sources import Budget, Sources, read_sources
 from git_evidence.policy.labels import (
     CHARACTERIZATION,
