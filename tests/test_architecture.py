@@ -29,6 +29,7 @@ PURE = (
     "judge.signals",
     "judge.text",
     "judge.record",
+    "judge.request",
     "judge.scorecard",
     "ledger.fingerprint",
     "core.records",

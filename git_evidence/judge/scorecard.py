@@ -7,7 +7,8 @@ and a ``reject`` turns an exit 0 into 1.
 
 Pure: the labels and quota bytes, the signals and the runs in; votes out. The merge
 rule and the quota vote are here too (``shards.py`` merges the parts' votes by them,
-``record.py`` checks a record's scorecard against them).
+``record.py`` checks a record's scorecard against them). Over 300 lines on purpose:
+the votes, the rule that merges them and the card merged from shards' read together.
 """
 
 from __future__ import annotations
