@@ -18,6 +18,7 @@ from git_evidence.core.errors import EXIT_ALLOW, EXIT_REFUSE, EvidenceError, Usa
 from git_evidence.core.records import iso_utc
 from git_evidence.ledger import quota
 from git_evidence.ledger.freezes import append_lines
+from git_evidence.plugin.retries import retries_from_junit
 from git_evidence.plumbing.context import chosen_policy, open_repo
 from git_evidence.plumbing.git import Git
 from git_evidence.policy.identity import WRITER_KEY, line_writer
@@ -112,7 +113,7 @@ def _spend(git: Git, policy: Policy, args: argparse.Namespace) -> int:
     writer = _writer(git, args, policy.ledger_writers, "ledger writer")
     try:
         with open(args.from_junit, "rb") as handle:
-            found = quota.retries_from_junit(handle.read())
+            found = retries_from_junit(handle.read())
     except OSError as exc:
         raise UsageError(f"cannot read {args.from_junit}: {exc.strerror}") from None
     except ValueError as exc:

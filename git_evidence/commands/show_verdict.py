@@ -10,7 +10,8 @@ import json
 import sys
 
 from git_evidence.core.errors import EXIT_ALLOW, EXIT_REFUSE
-from git_evidence.judge import verdict
+from git_evidence.judge import record as verdict_record
+from git_evidence.judge.text import to_text
 from git_evidence.lock import record as lock_record
 from git_evidence.plumbing.context import chosen_policy, require_commit
 from git_evidence.plumbing.git import Git
@@ -29,10 +30,10 @@ def run(args: argparse.Namespace) -> int:
             f"git evidence judge {rev[:12]} --note"
         )
         return EXIT_REFUSE
-    record = verdict.parse_verdict(git.blob_bytes(blob), rev)
+    record = verdict_record.parse(git.blob_bytes(blob), rev)
     if args.format == "json":
         print(json.dumps({"rev": rev, "notes_ref": notes_ref, "note": blob, "verdict": record}))
         return EXIT_ALLOW
     print(f"verdict on {rev[:12]} (note {blob[:12]} in {notes_ref}, {record['started_at']}):")
-    sys.stdout.write(verdict.to_text(record))
+    sys.stdout.write(to_text(record))
     return EXIT_ALLOW

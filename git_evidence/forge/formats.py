@@ -105,11 +105,17 @@ VERDICT_PATH_CLASSES = {
 def verdict_items(record: Mapping[str, Any]) -> list[Item]:
     """The verdict record as findings: nothing for a passing class; otherwise what the
     class is about (its paths, counterexamples, misses, flakes), or its reason."""
-    from git_evidence.judge import verdict
+    from git_evidence.judge.classes import (
+        FIXTURE_BREACH,
+        FLAKE_CANDIDATE,
+        FLAKE_FROZEN,
+        PROPERTY_FAIL,
+        PROPERTY_MISS,
+    )
 
     klass = str(record["class"])
     exit_code = int(record.get("exit", 1))
-    if exit_code == 0 and klass != verdict.FLAKE_FROZEN:
+    if exit_code == 0 and klass != FLAKE_FROZEN:
         return []
     level = WARNING if exit_code == 0 else ERROR
     reason = " ".join(str(record.get("reason", "")).split())
@@ -120,7 +126,7 @@ def verdict_items(record: Mapping[str, Any]) -> list[Item]:
         items.append(Item(klass, level, message, hint, paths, key))
 
     seen: set[str] = set()
-    if klass == verdict.FIXTURE_BREACH:
+    if klass == FIXTURE_BREACH:
         drift = record.get("drift") or {}
         for when in ("before", "after"):
             for moved in drift.get(when) or ():
@@ -135,7 +141,7 @@ def verdict_items(record: Mapping[str, Any]) -> list[Item]:
             if path not in seen:
                 seen.add(path)
                 add(f"{klass}: {path} ({name}): {reason}", "", ((name, path),))
-    if klass in (verdict.PROPERTY_MISS, verdict.PROPERTY_FAIL):
+    if klass in (PROPERTY_MISS, PROPERTY_FAIL):
         for prop in record.get("properties") or ():
             for fixture in prop.get("fixtures") or ():
                 if not fixture.get("ok", True):
@@ -146,7 +152,7 @@ def verdict_items(record: Mapping[str, Any]) -> list[Item]:
         for case in record.get("counterexamples") or ():
             prop_id, seed = case["property"], case["seed"]
             add(f"property {prop_id}: seed {seed} failed on every run", f"{prop_id}\0{seed}")
-    if klass in (verdict.FLAKE_FROZEN, verdict.FLAKE_CANDIDATE):
+    if klass in (FLAKE_FROZEN, FLAKE_CANDIDATE):
         for flake in record.get("flaky") or ():
             cited = "frozen" if flake.get("freeze") else "no freeze in force"
             message = (

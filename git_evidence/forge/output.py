@@ -58,7 +58,7 @@ def emit_record(
     record: Mapping[str, Any], fmt: str, stream: TextIO, environ: Mapping[str, str] = os.environ
 ) -> None:
     """A verdict record (``judge``) in ``fmt``."""
-    from git_evidence.judge.verdict import to_text
+    from git_evidence.judge.text import to_text
 
     items = formats.verdict_items(record)
     if fmt == formats.SARIF:

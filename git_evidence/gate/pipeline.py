@@ -291,7 +291,7 @@ def _verdict_findings(
 ) -> list[table.Finding]:
     """A verdict writer's update of the verdict notes ref: every note it adds or
     changes must be one canonical verdict record about the commit it annotates."""
-    from git_evidence.judge.verdict import VerdictInvalid, parse_verdict
+    from git_evidence.judge import record as verdict_record
 
     if facts.update.is_delete or not who.verdict_writer(policy):
         return []
@@ -304,8 +304,5 @@ def _verdict_findings(
         if not meta.startswith(b":") or fields[-1] == "D":
             continue
         annotated = raw.decode("utf-8", "replace").replace("/", "")
-        try:
-            parse_verdict(cat.read(fields[3]), annotated)
-        except VerdictInvalid as exc:
-            problems.append(exc.message)
+        problems += verdict_record.problems(cat.read(fields[3]), annotated)
     return table.decide_verdict_notes(facts, problems)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from git_evidence.core.errors import EvidenceError
-from git_evidence.judge.verdict import PropertyRuns
+from git_evidence.judge.signals import PropertyRuns
 from git_evidence.plumbing.git import Git
 from git_evidence.policy.properties import JudgeProperty
 from git_evidence.policy.schema import Policy

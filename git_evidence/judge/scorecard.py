@@ -5,26 +5,34 @@ base) — and ``merge`` only when properties and fixtures pass and the quota pas
 abstains. The class table is untouched: the scorecard is one more field of the record,
 and a ``reject`` turns an exit 0 into 1.
 
-Pure: the labels and quota bytes, the signals and the runs in; votes out.
+Pure: the labels and quota bytes, the signals and the runs in; votes out. The merge
+rule and the quota vote are here too (``shards.py`` merges the parts' votes by them,
+``record.py`` checks a record's scorecard against them). Over 300 lines on purpose:
+the votes, the rule that merges them and the card merged from shards' read together.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from git_evidence.core.errors import EvidenceError
 from git_evidence.ledger import quota
+from git_evidence.plugin.retries import Session, parse_retry_log
 from git_evidence.policy.labels import Labels, parse_labels
 
-if TYPE_CHECKING:  # a data type only
+if TYPE_CHECKING:  # data types only
+    from git_evidence.judge.classes import Signals
+    from git_evidence.judge.signals import PropertyRuns
     from git_evidence.sandbox.runner import Run
 
 MERGE, REJECT = "merge", "reject"
 PASS, FAIL, ABSTAIN = "pass", "fail", "abstain"
 VOTES = ("properties", "fixtures", "quota")
 MAX_LISTED = 20  # evidence lines per vote
+
+Vote = Literal["pass", "fail", "abstain"]
 
 
 @dataclass(frozen=True)
@@ -79,7 +87,7 @@ class Reported:
 
     where: str  # "suite seed 3 run 2", "suite must-pass tests/fixtures/a.json seed 3"
     counted: bool  # whether its retries draw on the quota (a must-fail run's do not)
-    sessions: tuple[quota.Session, ...]
+    sessions: tuple[Session, ...]
     problem: str | None = None
 
 
@@ -87,7 +95,7 @@ def reported(where: str, counted: bool, run: Run) -> Reported:
     if run.retry_log is None:
         return Reported(where, counted, ())
     try:
-        return Reported(where, counted, tuple(quota.parse_retry_log(run.retry_log)))
+        return Reported(where, counted, tuple(parse_retry_log(run.retry_log)))
     except ValueError as exc:
         return Reported(where, counted, (), f"its retries file does not read: {exc}")
 
@@ -107,19 +115,72 @@ class Judged:
     reported: tuple[Reported, ...] = ()
 
 
+def judged(
+    klass: str,
+    signals: Signals,
+    results: Sequence[PropertyRuns],
+    checked: tuple[str, ...],
+    pin: str | None,
+) -> Judged:
+    """What the scorecard's votes read of a judgement: the signals flattened to lines,
+    and the sessions every run reported."""
+    failures = [
+        *signals.misses,
+        *(
+            f"{p}: seed {s} failed on every run" + signals.what_failed(p, s)
+            for p, s in signals.counterexamples
+        ),
+        *(
+            f"{f.property}: {f.test_id} seed {f.seed} gave different outcomes, no freeze"
+            for f in signals.flakes
+            if f.freeze is None
+        ),
+        *signals.unexplained,
+    ]
+    frozen = [
+        f"{f.property}: {f.test_id} seed {f.seed} gave different outcomes, frozen until "
+        f"{f.freeze['until']}"
+        for f in signals.flakes
+        if f.freeze is not None
+    ]
+    sessions: list[Reported] = []
+    for result in results:
+        prop = result.prop.id
+        for seed, runs in result.seeds.items():
+            for run in runs:
+                sessions.append(reported(f"{prop} seed {seed} run {run.run}", True, run))
+        for fixture in result.fixtures:
+            if fixture.run is not None:  # a must-fail run fails on purpose: not counted
+                kind = fixture.kind.replace("_", "-")
+                where = f"{prop} {kind} {fixture.path} seed {fixture.seed}"
+                counted = fixture.kind == "must_pass"
+                sessions.append(reported(where, counted, fixture.run))
+    return Judged(
+        klass,
+        len(results),
+        sum(len(runs) for result in results for runs in result.seeds.values()),
+        tuple(failures),
+        tuple(frozen),
+        signals.fixture_breach,
+        checked,
+        pin,
+        tuple(sessions),
+    )
+
+
 def build(sealed: Sealed, judged: Judged) -> dict[str, Any]:
     """The scorecard of one judgement."""
     properties = _properties(sealed, judged)
     fixtures = _fixtures(judged)
-    quota_vote = _quota(sealed, judged.reported)
-    card = quota.scorecard(properties[0] == PASS, fixtures[0] == PASS, quota_vote["vote"])
+    on_quota = _quota(sealed, judged.reported)
+    card = merge_rule(properties[0] == PASS, fixtures[0] == PASS, on_quota["vote"])
     return {
         "result": MERGE if card["merge"] else REJECT,
         "labels": sealed.labels_json(),
         "votes": {
             "properties": {"vote": properties[0], "evidence": properties[1]},
             "fixtures": {"vote": fixtures[0], "evidence": fixtures[1]},
-            "quota": quota_vote,
+            "quota": on_quota,
         },
     }
 
@@ -169,7 +230,7 @@ def _quota(sealed: Sealed, runs: Sequence[Reported]) -> dict[str, Any]:
     used = sum(s.retries_used for run in counted for s in run.sessions)
     refused = sum(t.outcome == "quota" for run in counted for s in run.sessions for t in s.tests)
     unreadable = [f"{run.where}: {run.problem}" for run in runs if run.problem]
-    vote = FAIL if unreadable else quota.quota_vote(used, sealed.remaining, refused)
+    vote = FAIL if unreadable else quota_vote(used, sealed.remaining, refused)
     evidence = [
         *unreadable,
         f"{sealed.remaining} retry(ies) remained at the base ({sealed.quota_source})",
@@ -193,6 +254,86 @@ def _quota(sealed: Sealed, runs: Sequence[Reported]) -> dict[str, Any]:
     }
 
 
+def quota_vote(retries_used: int, remaining_retries: int, refused: int) -> Vote:
+    """``abstain`` when no nondeterministic test retried (or wanted to); ``fail`` when
+    the retries went past what remained or a retry was refused for want of quota."""
+    if retries_used == 0 and refused == 0:
+        return "abstain"
+    if refused or retries_used > remaining_retries:
+        return "fail"
+    return "pass"
+
+
+def merge_rule(properties_pass: bool, fixtures_pass: bool, quota: Vote) -> dict[str, Any]:
+    """The judge's three votes: merge only when properties and fixtures pass
+    and the quota passes or abstains. Properties and fixtures never abstain."""
+    if quota not in ("pass", "fail", "abstain"):
+        raise ValueError(f"quota vote must be pass, fail or abstain, got {quota!r}")
+    votes = {
+        "properties": "pass" if properties_pass else "fail",
+        "fixtures": "pass" if fixtures_pass else "fail",
+        "quota": quota,
+    }
+    return {"votes": votes, "merge": properties_pass and fixtures_pass and quota != "fail"}
+
+
+def merged(shards: Sequence[tuple[Mapping[str, Any], bool]]) -> dict[str, Any]:
+    """The scorecard of a judgement from its shards' (each with whether the shard ran
+    something): properties and fixtures pass when every shard that ran something
+    passes them; the quota counts every run's retries against what remained at the
+    base."""
+    cards = [card for card, _ in shards]
+    ran = [card for card, ran in shards if ran] or cards
+    votes: dict[str, Any] = {}
+    for name, among in (("properties", ran), ("fixtures", cards)):
+        failing = [c["votes"][name] for c in among if c["votes"][name]["vote"] == FAIL]
+        chosen = failing or [c["votes"][name] for c in among]
+        evidence = [str(e) for v in chosen for e in v.get("evidence", ())]
+        vote = FAIL if failing else PASS
+        votes[name] = {"vote": vote, "evidence": _capped(list(dict.fromkeys(evidence)))}
+    parts = [c["votes"]["quota"] for c in cards]
+    remaining = int(parts[0].get("remaining", 0))
+    used = sum(int(p.get("retries_used", 0)) for p in parts)
+    refused = sum(int(p.get("refused", 0)) for p in parts)
+    on_quota = quota_vote(used, remaining, refused)
+    source = str(parts[0].get("source", ""))
+    summary = (
+        f"{remaining} retry(ies) remained at the base ({source})",
+        "used by the runs together",
+    )
+    lines = [
+        str(e)
+        for p in parts
+        for e in p.get("evidence", ())
+        if not str(e).startswith(summary[0]) and summary[1] not in str(e)
+    ]
+    votes["quota"] = {
+        "vote": on_quota,
+        "evidence": _capped(
+            [
+                summary[0],
+                f"{used} {summary[1]}"
+                + (f", {refused} refused for want of quota" if refused else ""),
+                *lines,
+            ]
+        ),
+        "source": source,
+        "remaining": remaining,
+        "retries_used": used,
+        "refused": refused,
+    }
+    card = merge_rule(
+        votes["properties"]["vote"] == PASS,
+        votes["fixtures"]["vote"] == PASS,
+        on_quota,
+    )
+    return {
+        "result": MERGE if card["merge"] else REJECT,
+        "labels": cards[0].get("labels"),
+        "votes": votes,
+    }
+
+
 def _capped(lines: list[str]) -> list[str]:
     if len(lines) <= MAX_LISTED:
         return lines
@@ -203,7 +344,7 @@ def _capped(lines: list[str]) -> list[str]:
 
 
 def problem(card: object) -> str | None:
-    """What is wrong with a record's scorecard (for ``verdict.parse_verdict``), or
+    """What is wrong with a record's scorecard (for ``record.parse``), or
     None: three votes of the allowed values, each with its evidence, and a result
     that follows from them."""
     if not isinstance(card, Mapping) or card.get("result") not in (MERGE, REJECT):
@@ -222,9 +363,9 @@ def problem(card: object) -> str | None:
         ):
             return f"has a scorecard whose {name} vote is not one of {', '.join(allowed)}"
         values[name] = vote["vote"]
-    merge = quota.scorecard(
-        values["properties"] == PASS, values["fixtures"] == PASS, values["quota"]
-    )["merge"]
+    merge = merge_rule(values["properties"] == PASS, values["fixtures"] == PASS, values["quota"])[
+        "merge"
+    ]
     if card["result"] != (MERGE if merge else REJECT):
         return f"has a scorecard whose result {card['result']} does not follow from its votes"
     return None

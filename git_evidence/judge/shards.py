@@ -18,7 +18,7 @@ documents in, properties and records out.
   whose pairs are not its shard's. Each (property, seed) ran in exactly one shard, so
   the runs, the counterexamples, the misses and the flakes of the parts together are
   those of one unsharded judgement, in its order; the class is computed from them by
-  the same table (``verdict.classify``), and the scorecard's votes from the parts'.
+  the same table (``classes.classify``), and the scorecard's votes from the parts'.
 
 Over 300 lines on purpose: one split and the merge that undoes it."""
 
@@ -30,16 +30,31 @@ from typing import Any
 
 from git_evidence.core.errors import UsageError
 from git_evidence.core.records import canonical_json, digest, no_duplicate_keys
-from git_evidence.judge import scorecard, verdict
-from git_evidence.ledger import quota
+from git_evidence.judge import record as verdict_record
+from git_evidence.judge import scorecard
+from git_evidence.judge.classes import (
+    EXIT,
+    FIXTURE_BREACH,
+    FLAKE_CANDIDATE,
+    HELD,
+    ORACLE_REWRITE,
+    PATCH_INVALID,
+    PROPERTY_FAIL,
+    RESULT,
+    UNDECIDED,
+    Failing,
+    Flake,
+    Signals,
+    classify,
+)
+from git_evidence.judge.text import Explanation, explain
 from git_evidence.policy.properties import JudgeProperty
 
 Pair = tuple[str, int]
-PRE_RUN = (verdict.PATCH_INVALID, verdict.ORACLE_REWRITE, verdict.FIXTURE_BREACH, verdict.HELD)
+PRE_RUN = (PATCH_INVALID, ORACLE_REWRITE, FIXTURE_BREACH, HELD)
 # What the parts of one judgement share; pin and policy are compared by digest.
 SAME = ("base", "candidate", "candidate_tree", "pin", "policy", "tool")
 SHARD_SAME = ("count", "of", "properties")
-MAX_LISTED = 20
 
 
 def pairs_of(props: Sequence[JudgeProperty]) -> list[Pair]:
@@ -106,21 +121,21 @@ def merge(parts: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
     held = [d["pythonpath"] for d in docs if isinstance(d.get("pythonpath"), list)]
     if held:  # a shard that ran nothing held no run
         merged["pythonpath"] = held[0]
-    undecided = [(n, d) for n, d in ordered if d.get("class") == verdict.UNDECIDED]
+    undecided = [(n, d) for n, d in ordered if d.get("class") == UNDECIDED]
     signals = _signals(docs, rank)
-    klass = verdict.UNDECIDED if undecided else verdict.classify(signals)
+    klass = UNDECIDED if undecided else classify(signals)
     runs = sum(len(r["codes"]) for p in props for r in p["runs"])
     after = {d["path"]: d for doc in docs for d in (doc.get("drift") or {}).get("after", ())}
     if undecided:
         name, doc = undecided[0]
-        why = verdict.Explanation(f"{name}: {doc.get('reason')}", (), str(doc.get("next", "")))
+        why = Explanation(f"{name}: {doc.get('reason')}", (), str(doc.get("next", "")))
     elif klass in PRE_RUN:
         doc = next(d for d in docs if d.get("class") == klass)
-        why = verdict.Explanation(
+        why = Explanation(
             str(doc["reason"]), tuple(doc.get("details", ())), str(doc.get("next", ""))
         )
     else:
-        why = verdict.explain(
+        why = explain(
             klass,
             signals,
             base=str(merged["base"]),
@@ -133,8 +148,8 @@ def merge(parts: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
     merged.update(
         {
             "class": klass,
-            "exit": verdict.EXIT[klass],
-            "result": verdict.RESULT[klass],
+            "exit": EXIT[klass],
+            "result": RESULT[klass],
             "reason": why.reason,
             "details": list(why.details),
             "next": why.next,
@@ -149,7 +164,7 @@ def merge(parts: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
             "flaky": [f.as_json() for f in signals.flakes],
             # printed only when the base flakes too: the part that re-ran it says so
             "freeze_line": next((d["freeze_line"] for d in docs if d.get("freeze_line")), None)
-            if klass == verdict.FLAKE_CANDIDATE and fresh and all(f.on_base for f in fresh)
+            if klass == FLAKE_CANDIDATE and fresh and all(f.on_base for f in fresh)
             else None,
             **_tests(docs),
             "started_at": min(str(d.get("started_at", "")) for d in docs),
@@ -171,8 +186,9 @@ def merge(parts: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
             },
         }
     )
-    if any("scorecard" in d for d in docs):
-        _score(merged, docs)
+    cards = [(d["scorecard"], bool(d["shard"]["pairs"])) for d in docs if d.get("scorecard")]
+    if cards:
+        verdict_record.score(merged, scorecard.merged(cards), quota_hint=False)
     return merged
 
 
@@ -280,14 +296,14 @@ def _property(doc: Mapping[str, Any]) -> JudgeProperty:
     )
 
 
-def _signals(docs: Sequence[Mapping[str, Any]], rank: Mapping[Pair, int]) -> verdict.Signals:
+def _signals(docs: Sequence[Mapping[str, Any]], rank: Mapping[Pair, int]) -> Signals:
     """The signals of the whole judgement, from its parts': each seed ran in one shard."""
     pre: dict[str, list[str]] = {k: [] for k in PRE_RUN}
     misses: list[str] = []
     cases: list[Pair] = []
-    flakes: list[verdict.Flake] = []
+    flakes: list[Flake] = []
     unexplained: list[str] = []
-    failing: list[verdict.Failing] = []
+    failing: list[Failing] = []
     for doc in docs:
         klass = doc.get("class")
         index = doc["shard"]["index"]
@@ -298,13 +314,13 @@ def _signals(docs: Sequence[Mapping[str, Any]], rank: Mapping[Pair, int]) -> ver
         misses += [str(m) for m in doc.get("misses") or ()]
         cases += [(str(c["property"]), int(c["seed"])) for c in doc.get("counterexamples") or ()]
         failing += [
-            verdict.Failing(
+            Failing(
                 str(f["property"]), int(f["seed"]), tuple(map(str, f["tests"])), tuple(f["codes"])
             )
             for f in doc.get("failing") or ()
         ]
         part_flakes = [
-            verdict.Flake(
+            Flake(
                 f["property"],
                 f["test_id"],
                 int(f["seed"]),
@@ -321,15 +337,14 @@ def _signals(docs: Sequence[Mapping[str, Any]], rank: Mapping[Pair, int]) -> ver
         quiet = not doc.get("misses") and not doc.get("counterexamples")
         frozen = bool(part_flakes) and all(f.freeze is not None for f in part_flakes)
         if quiet and (
-            (klass == verdict.FLAKE_CANDIDATE and frozen)
-            or (klass == verdict.PROPERTY_FAIL and not part_flakes)
+            (klass == FLAKE_CANDIDATE and frozen) or (klass == PROPERTY_FAIL and not part_flakes)
         ):
             unexplained.append(f"shard {index}: {doc.get('reason')}")
-    return verdict.Signals(
-        patch_invalid=bool(pre[verdict.PATCH_INVALID]),
-        oracle_rewrite=tuple(pre[verdict.ORACLE_REWRITE]),
-        fixture_breach=tuple(pre[verdict.FIXTURE_BREACH]),
-        held=tuple(pre[verdict.HELD]),
+    return Signals(
+        patch_invalid=bool(pre[PATCH_INVALID]),
+        oracle_rewrite=tuple(pre[ORACLE_REWRITE]),
+        fixture_breach=tuple(pre[FIXTURE_BREACH]),
+        held=tuple(pre[HELD]),
         misses=tuple(misses),
         counterexamples=tuple(sorted(cases, key=lambda c: rank.get(c, 0))),
         flakes=tuple(sorted(flakes, key=lambda f: rank.get((f.property, f.seed), 0))),
@@ -348,73 +363,3 @@ def _tests(docs: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
         "failed_tests": sorted(failed),
         "warned_tests": sorted(warned),
     }
-
-
-def _score(merged: dict[str, Any], docs: Sequence[Mapping[str, Any]]) -> None:
-    """The scorecard of the whole from the parts': properties and fixtures pass when
-    every shard that ran something passes them; the quota counts every run's retries
-    against what remained at the base."""
-    cards = [d["scorecard"] for d in docs if d.get("scorecard")]
-    ran = [d["scorecard"] for d in docs if d.get("scorecard") and d["shard"]["pairs"]] or cards
-    votes: dict[str, Any] = {}
-    for name, among in (("properties", ran), ("fixtures", cards)):
-        failing = [c["votes"][name] for c in among if c["votes"][name]["vote"] == scorecard.FAIL]
-        chosen = failing or [c["votes"][name] for c in among]
-        evidence = [str(e) for v in chosen for e in v.get("evidence", ())]
-        vote = scorecard.FAIL if failing else scorecard.PASS
-        votes[name] = {"vote": vote, "evidence": _capped(list(dict.fromkeys(evidence)))}
-    parts = [c["votes"]["quota"] for c in cards]
-    remaining = int(parts[0].get("remaining", 0))
-    used = sum(int(p.get("retries_used", 0)) for p in parts)
-    refused = sum(int(p.get("refused", 0)) for p in parts)
-    quota_vote = quota.quota_vote(used, remaining, refused)
-    source = str(parts[0].get("source", ""))
-    summary = (
-        f"{remaining} retry(ies) remained at the base ({source})",
-        "used by the runs together",
-    )
-    lines = [
-        str(e)
-        for p in parts
-        for e in p.get("evidence", ())
-        if not str(e).startswith(summary[0]) and summary[1] not in str(e)
-    ]
-    votes["quota"] = {
-        "vote": quota_vote,
-        "evidence": _capped(
-            [
-                summary[0],
-                f"{used} {summary[1]}"
-                + (f", {refused} refused for want of quota" if refused else ""),
-                *lines,
-            ]
-        ),
-        "source": source,
-        "remaining": remaining,
-        "retries_used": used,
-        "refused": refused,
-    }
-    card = quota.scorecard(
-        votes["properties"]["vote"] == scorecard.PASS,
-        votes["fixtures"]["vote"] == scorecard.PASS,
-        quota_vote,
-    )
-    merged["scorecard"] = {
-        "result": scorecard.MERGE if card["merge"] else scorecard.REJECT,
-        "labels": cards[0].get("labels"),
-        "votes": votes,
-    }
-    code, result = verdict.exit_and_result(merged["class"], merged["scorecard"])
-    if code != merged["exit"]:
-        failed = [n for n in scorecard.VOTES if votes[n]["vote"] == scorecard.FAIL]
-        merged["next"] = (
-            f"do not merge: the scorecard rejects it ({', '.join(failed)} "
-            f"{'fails' if len(failed) == 1 else 'fail'}). Read the votes' evidence."
-        )
-    merged["exit"], merged["result"] = code, result
-
-
-def _capped(lines: list[str]) -> list[str]:
-    if len(lines) <= MAX_LISTED:
-        return lines
-    return [*lines[:MAX_LISTED], f"… and {len(lines) - MAX_LISTED} more"]

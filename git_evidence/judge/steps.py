@@ -14,8 +14,9 @@ from git_evidence.core.errors import EvidenceError
 from git_evidence.core.oids import Oid
 from git_evidence.gate.ranges import LinkResolver, parse_raw
 from git_evidence.judge import scorecard, workspace
-from git_evidence.judge.scorecard import Judged, Sealed
-from git_evidence.judge.verdict import FixtureRun, PropertyRuns, Signals, seed_flakes
+from git_evidence.judge.classes import Signals
+from git_evidence.judge.scorecard import Sealed
+from git_evidence.judge.signals import FixtureRun, PropertyRuns, seed_flakes
 from git_evidence.ledger import entries
 from git_evidence.lock import manifest, record
 from git_evidence.lock.disk import worktree_manifest
@@ -306,56 +307,3 @@ def sealed_env(sealed: Sealed, area: workspace.Area, env: dict[str, str]) -> dic
         plugins.append("git_evidence")
     out["PYTEST_PLUGINS"] = ",".join(plugins)
     return out
-
-
-def judged(
-    klass: str,
-    signals: Signals,
-    results: Sequence[PropertyRuns],
-    checked: tuple[str, ...],
-    pin: str | None,
-) -> Judged:
-    """What the scorecard's votes read of a judgement: the signals flattened to lines,
-    and the sessions every run reported."""
-    failures = [
-        *signals.misses,
-        *(
-            f"{p}: seed {s} failed on every run" + signals.what_failed(p, s)
-            for p, s in signals.counterexamples
-        ),
-        *(
-            f"{f.property}: {f.test_id} seed {f.seed} gave different outcomes, no freeze"
-            for f in signals.flakes
-            if f.freeze is None
-        ),
-        *signals.unexplained,
-    ]
-    frozen = [
-        f"{f.property}: {f.test_id} seed {f.seed} gave different outcomes, frozen until "
-        f"{f.freeze['until']}"
-        for f in signals.flakes
-        if f.freeze is not None
-    ]
-    reported = []
-    for result in results:
-        prop = result.prop.id
-        for seed, runs in result.seeds.items():
-            for run in runs:
-                reported.append(scorecard.reported(f"{prop} seed {seed} run {run.run}", True, run))
-        for fixture in result.fixtures:
-            if fixture.run is not None:  # a must-fail run fails on purpose: not counted
-                kind = fixture.kind.replace("_", "-")
-                where = f"{prop} {kind} {fixture.path} seed {fixture.seed}"
-                counted = fixture.kind == "must_pass"
-                reported.append(scorecard.reported(where, counted, fixture.run))
-    return Judged(
-        klass,
-        len(results),
-        sum(len(runs) for result in results for runs in result.seeds.values()),
-        tuple(failures),
-        tuple(frozen),
-        signals.fixture_breach,
-        checked,
-        pin,
-        tuple(reported),
-    )

@@ -1,6 +1,6 @@
 """The freeze ledger as its readers see it: the file in the working tree or at a
 revision, parsed; when a test was born; the freezes a report mentions. Writing
-entries is ``freeze add``'s alone (commands/freeze.py)."""
+entries is ``freeze add``'s alone (judge/reproduce.py)."""
 
 from __future__ import annotations
 

@@ -3,8 +3,9 @@
 A ``grant`` line (written by an evidence writer) adds retries; a ``spend`` line (written
 by CI, a ledger writer) records the retries one test used. Remaining = grants − spends,
 never negative. A nondeterministic test may retry only while the retries a session uses
-stay within what remains. Pure: bytes, a clock and who may write in; entries, problems,
-findings and votes out.
+stay within what remains. Pure: bytes, a clock and who may write in; entries, problems
+and findings out. What a session reports of its retries is ``plugin/retries.py``'s, the
+scorecard's quota vote and merge rule ``judge/scorecard.py``'s.
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Iterable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from git_evidence.core.oids import Oid
-from git_evidence.core.records import iso_utc, no_duplicate_keys
+from git_evidence.core.records import iso_utc
 from git_evidence.ledger.entries import (
     BOM,
     CLOCK_SKEW,
@@ -37,8 +38,6 @@ FIELDS = {
     SPEND: ("kind", "amount", "test_id", "candidate", "writer", "at"),
 }
 MAX_AMOUNT = 10_000  # one line never grants or spends more than this
-
-Vote = Literal["pass", "fail", "abstain"]
 
 
 class Entry(NamedTuple):
@@ -227,131 +226,3 @@ def decide_quota(
 ) -> list[Finding]:
     """Findings for the quota's changes: the ledger's, with the quota's hints."""
     return decide_ledger(facts, problems, path, hints=HINTS)
-
-
-# -- runs: what a JUnit report says was retried, and the scorecard --------------------
-
-
-class Retried(NamedTuple):
-    test_id: str
-    label: str
-    attempts: int
-    outcome: str  # passed | failed | quota (a retry the quota refused)
-
-
-def retries_from_junit(data: bytes) -> list[Retried]:
-    """The tests the evidence plugin retried or wanted to, from its JUnit XML: the
-    ``<property>`` children ``test_id``, ``label``, ``attempts`` and ``evidence``."""
-    from xml.etree import ElementTree  # only CI's spend step reads JUnit
-
-    try:
-        root = ElementTree.fromstring(data)
-    except ElementTree.ParseError as exc:
-        raise ValueError(f"not JUnit XML: {exc}") from None
-    found = []
-    for case in root.iter("testcase"):
-        props = {p.get("name"): p.get("value") or "" for p in case.iter("property")}
-        try:
-            attempts = int(props.get("attempts") or 1)
-        except ValueError:
-            raise ValueError(f"attempts {props['attempts']!r} is not a number") from None
-        note = props.get("evidence", "")
-        if attempts <= 1 and note != "quota":
-            continue
-        test_id = props.get("test_id") or f"{case.get('classname', '')}::{case.get('name', '')}"
-        failed = case.find("failure") is not None or case.find("error") is not None
-        outcome = "quota" if note == "quota" else "failed" if failed else "passed"
-        found.append(Retried(test_id, props.get("label", ""), attempts, outcome))
-    return found
-
-
-def quota_vote(retries_used: int, remaining_retries: int, refused: int) -> Vote:
-    """``abstain`` when no nondeterministic test retried (or wanted to); ``fail`` when
-    the retries went past what remained or a retry was refused for want of quota."""
-    if retries_used == 0 and refused == 0:
-        return "abstain"
-    if refused or retries_used > remaining_retries:
-        return "fail"
-    return "pass"
-
-
-def scorecard(properties_pass: bool, fixtures_pass: bool, quota: Vote) -> dict[str, Any]:
-    """The judge's three votes: merge only when properties and fixtures pass
-    and the quota passes or abstains. Properties and fixtures never abstain."""
-    if quota not in ("pass", "fail", "abstain"):
-        raise ValueError(f"quota vote must be pass, fail or abstain, got {quota!r}")
-    votes = {
-        "properties": "pass" if properties_pass else "fail",
-        "fixtures": "pass" if fixtures_pass else "fail",
-        "quota": quota,
-    }
-    return {"votes": votes, "merge": properties_pass and fixtures_pass and quota != "fail"}
-
-
-# -- a run's retries, as the plugin reports them to the judge --------------------------
-
-RETRY_OUTCOMES = ("passed", "failed", "quota")
-
-
-class Session(NamedTuple):
-    """One pytest session under the plugin, as it reported itself in
-    ``EVIDENCE_RETRIES_FILE``: the labels it enforced, the quota it started with, the
-    retries it used and the nondeterministic tests that retried (or wanted to)."""
-
-    labels: str  # the labels' digest
-    remaining: int
-    retries_used: int
-    tests: tuple[Retried, ...]
-
-
-def retry_log_line(
-    labels_digest: str, remaining_retries: int, retries_used: int, tests: Iterable[Retried]
-) -> bytes:
-    """One session's line (the plugin appends it; ``parse_retry_log`` reads it back)."""
-    doc = {
-        "labels": labels_digest,
-        "remaining": remaining_retries,
-        "retries_used": retries_used,
-        "tests": [t._asdict() for t in tests],
-    }
-    return json.dumps(doc, separators=(",", ":"), ensure_ascii=True).encode() + b"\n"
-
-
-def parse_retry_log(data: bytes) -> list[Session]:
-    """Every session of a run's retries file, strictly: ValueError naming the line
-    (the judge's quota vote fails on a file it cannot read)."""
-    sessions = []
-    for number, raw in enumerate(data.splitlines(), start=1):
-        try:
-            sessions.append(_session(json.loads(raw, object_pairs_hook=no_duplicate_keys)))
-        except (ValueError, TypeError, KeyError) as exc:
-            raise ValueError(f"line {number}: {exc}") from None
-    return sessions
-
-
-def _session(doc: Any) -> Session:
-    if not isinstance(doc, dict) or set(doc) != {"labels", "remaining", "retries_used", "tests"}:
-        raise ValueError("not a session: expected labels, remaining, retries_used, tests")
-    counts = (doc["remaining"], doc["retries_used"])
-    if not isinstance(doc["labels"], str) or not all(_count(n) for n in counts):
-        raise ValueError("labels is a digest, remaining and retries_used whole numbers")
-    if not isinstance(doc["tests"], list):
-        raise ValueError("tests is a list")
-    tests = []
-    for test in doc["tests"]:
-        if not isinstance(test, dict) or set(test) != set(Retried._fields):
-            raise ValueError(f"a test has the fields {', '.join(Retried._fields)}")
-        found = Retried(**test)
-        if (
-            not isinstance(found.test_id, str)
-            or not isinstance(found.label, str)
-            or not _count(found.attempts)
-            or found.outcome not in RETRY_OUTCOMES
-        ):
-            raise ValueError(f"test {found.test_id!r} is not a retried test")
-        tests.append(found)
-    return Session(doc["labels"], doc["remaining"], doc["retries_used"], tuple(tests))
-
-
-def _count(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 10**9

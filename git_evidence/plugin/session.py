@@ -1,6 +1,7 @@
 """One pytest session under the evidence plugin: the collection check, the
 retry protocol, the tally of what happened (where the labels and quota come from is
-``pytest_sources.py``; what it adds to reports and JUnit, ``pytest_report.py``).
+``sources.py``; how a test's attempts become its reports, ``story.py``; what it adds
+to reports and JUnit, ``reporting.py``).
 
 The protocol follows pytest-rerunfailures' (``pytest_runtest_protocol``, one report per
 attempt, ``execution_count`` on the item), with two differences: whether to run again is
@@ -22,7 +23,6 @@ from typing import Any
 import pytest
 from _pytest.runner import call_and_report
 
-from git_evidence.ledger.quota import Retried, retry_log_line
 from git_evidence.plugin.reporting import (
     CHANGED,
     FLAKY,
@@ -32,14 +32,14 @@ from git_evidence.plugin.reporting import (
     RETRIED_FAILED,
     Hits,
     Status,
-    add_section,
     append_line,
     junit,
     junit_child,
 )
+from git_evidence.plugin.retries import Retried, retry_log_line
 from git_evidence.plugin.sources import Budget, Sources, read_sources
+from git_evidence.plugin.story import Story, Teller
 from git_evidence.policy.labels import (
-    CHARACTERIZATION,
     INVARIANT,
     KINDS,
     NONDETERMINISTIC,
@@ -50,18 +50,6 @@ MAX_LISTED = 50
 OURS = (RERUN, CHANGED)  # the outcomes the plugin gives a report
 # what a nondeterministic test's note says of its retries, as the judge counts them
 SPENT = {FLAKY: "passed", RETRIED_FAILED: "failed", QUOTA: "quota"}
-
-
-class Story:
-    """The attempts of one test and what they add up to."""
-
-    __slots__ = ("attempts", "hits", "label", "note")
-
-    def __init__(self, label: str) -> None:
-        self.label = label
-        self.attempts: list[list[pytest.TestReport]] = []
-        self.note = ""  # FLAKY, RETRIED_FAILED, QUOTA, FLICKER, CHANGED or ""
-        self.hits: int | None = None
 
 
 class EvidenceRun:
@@ -78,6 +66,7 @@ class EvidenceRun:
         self.kinds = self.sources.labels.kinds
         self.junit = bool(getattr(config.option, "xmlpath", None))
         self.budget = Budget(self.sources.remaining, shared["slots"] if shared else None)
+        self.teller = Teller(seed, self.junit, self.strict, self.sources, self.budget)
         self.slots: str | None = None  # the controller's slot directory under xdist
         self.worker_input: dict[str, Any] = {}  # what it sends every worker
         self.hits_file = os.environ.get("EVIDENCE_HITS_FILE") or None
@@ -232,7 +221,7 @@ class EvidenceRun:
         story = Story(label)
         while self._attempt(item, nextitem, story):
             pass
-        logged = self._reports(nodeid, story)
+        logged = self.teller.reports(nodeid, story)
         if self.tally_here and (story.note or len(story.attempts) > 1):
             for report in logged:
                 self.tally(report)
@@ -294,100 +283,6 @@ class EvidenceRun:
             return True
         story.note = QUOTA
         return False
-
-    # -- what the attempts add up to --------------------------------------------------
-
-    def _reports(self, nodeid: str, story: Story) -> list[pytest.TestReport]:
-        """The reports to log: the failed calls of earlier attempts (as reruns, or for
-        a flicker the first failure), then the last attempt's. The teardown carries the
-        test's properties (JUnit reads them there) when JUnit XML is written or
-        something happened; an ordinary test's reports stay as pytest made them (under
-        xdist every attribute is one more thing to send to the controller)."""
-        attempts = story.attempts
-        final = attempts[-1]
-        call = final[1] if final[1].when == "call" else None
-        logged = final
-        notable = (
-            len(attempts) > 1
-            or bool(story.note)
-            or (story.label == CHARACTERIZATION and call is not None and call.failed)
-        )
-        if notable:
-            logged = self._story(story, call)
-        elif not self.junit and story.hits is None:
-            return logged
-        properties = [
-            *final[-1].user_properties,
-            ("test_id", nodeid),
-            ("seed", self.seed),
-            ("label", story.label),
-            ("attempts", len(attempts)),
-        ]
-        if story.note:
-            properties.append(("evidence", story.note))
-        if story.hits is not None:
-            properties.append(("hits", story.hits))
-        for report in logged:
-            if report.when == "teardown":
-                report.user_properties = properties
-                if notable:
-                    report.evidence_note = story.note  # type: ignore[attr-defined]
-                    report.evidence_attempts = len(attempts)  # type: ignore[attr-defined]
-        return logged
-
-    def _story(self, story: Story, call: pytest.TestReport | None) -> list[pytest.TestReport]:
-        """Retries, a flicker, a refused retry or changed behaviour: which reports
-        tell it, each with a section saying what happened."""
-        attempts, final = story.attempts, story.attempts[-1]
-        passed_in_end = call is not None and call.passed
-        failures = [r for a in attempts[:-1] for r in a if r.when == "call" and r.failed]
-        logged: list[pytest.TestReport]
-        if story.label == INVARIANT and failures and passed_in_end:
-            story.note = FLICKER
-            first = attempts[0]
-            add_section(
-                first[1],
-                "flicker on an invariant",
-                f"failed, then passed on attempt 2 with the same seed ({self.seed}): the test "
-                "is nondeterministic but labelled invariant, so the failure stands. Fix the "
-                "test, or have an evidence writer relabel it.",
-            )
-            logged = [first[0], first[1], *final[2:]]
-        else:
-            if failures and story.label == NONDETERMINISTIC and story.note != QUOTA:
-                story.note = FLAKY if passed_in_end else RETRIED_FAILED
-            tag = "flakyFailure" if story.note == FLAKY else "rerunFailure"
-            for report in failures:
-                report.outcome = RERUN  # type: ignore[assignment]
-                report.evidence_tag = tag  # type: ignore[attr-defined]
-                report.evidence_label = story.label  # type: ignore[attr-defined]
-            logged = [*failures, *final]
-            if story.note == QUOTA and call is not None:
-                if self.sources.granted == 0:
-                    why = f"no retry was ever granted ({self.sources.quota_source})"
-                else:
-                    why = (
-                        f"no retry is left in the quota ({self.budget.remaining} at the start "
-                        f"of this session, {self.sources.quota_source})"
-                    )
-                add_section(
-                    call,
-                    "retry refused",
-                    f"{why}, so the failure stands. An evidence writer grants retries "
-                    "(`git evidence quota grant N --reason TEXT`).",
-                )
-            if story.label == CHARACTERIZATION and call is not None and call.failed:
-                story.note = CHANGED
-                add_section(
-                    call,
-                    "changed behaviour",
-                    "this characterization test records what the product does; it now does "
-                    "something else. A person reviews the change"
-                    + ("; --evidence-strict makes it a failure." if self.strict else "."),
-                )
-                if not self.strict and not hasattr(call, "wasxfail"):
-                    call.outcome = CHANGED  # type: ignore[assignment]
-        return logged
 
     # -- reporting (the controller under xdist) ---------------------------------------
 

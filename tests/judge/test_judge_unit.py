@@ -16,8 +16,34 @@ from hypothesis import strategies as st
 
 from git_evidence.core.errors import PolicyError
 from git_evidence.core.records import RecordError, canonical_json, parse_canonical
-from git_evidence.judge import verdict
-from git_evidence.judge.verdict import Flake, PropertyRuns, Signals, classify
+from git_evidence.judge import record as verdict_record
+from git_evidence.judge.classes import (
+    ACCEPT,
+    CLASSES,
+    EXIT,
+    FIXTURE_BREACH,
+    FLAKE_CANDIDATE,
+    FLAKE_FROZEN,
+    HELD,
+    ORACLE_REWRITE,
+    PATCH_INVALID,
+    PIN_MOVED,
+    PROPERTY_FAIL,
+    PROPERTY_MISS,
+    Failing,
+    Flake,
+    Signals,
+    classify,
+    runs_before_runs,
+)
+from git_evidence.judge.signals import (
+    FixtureRun,
+    PropertyRuns,
+    active_freezes,
+    seed_flakes,
+    signals_from_runs,
+)
+from git_evidence.judge.text import explain, freeze_line, reproduce_line, to_text
 from git_evidence.ledger.entries import Freeze
 from git_evidence.ledger.fingerprint import exit_fingerprint, fingerprint, normalize_message
 from git_evidence.lock.disk import worktree_manifest
@@ -59,25 +85,25 @@ signals = st.builds(
 @settings(max_examples=500, deadline=None)
 def test_the_class_table_is_total_and_first_match_wins(s: Signals) -> None:
     klass = classify(s)
-    assert klass in verdict.CLASSES
+    assert klass in CLASSES
     expected = next(
         name
         for name, fired in (
-            (verdict.PATCH_INVALID, s.patch_invalid),
-            (verdict.ORACLE_REWRITE, bool(s.oracle_rewrite)),
-            (verdict.FIXTURE_BREACH, bool(s.fixture_breach)),
-            (verdict.HELD, bool(s.held)),
-            (verdict.PROPERTY_MISS, bool(s.misses)),
-            (verdict.PROPERTY_FAIL, bool(s.counterexamples)),
+            (PATCH_INVALID, s.patch_invalid),
+            (ORACLE_REWRITE, bool(s.oracle_rewrite)),
+            (FIXTURE_BREACH, bool(s.fixture_breach)),
+            (HELD, bool(s.held)),
+            (PROPERTY_MISS, bool(s.misses)),
+            (PROPERTY_FAIL, bool(s.counterexamples)),
             (
-                verdict.FLAKE_FROZEN,
+                FLAKE_FROZEN,
                 bool(s.flakes)
                 and all(f.freeze is not None for f in s.flakes)
                 and not s.unexplained,
             ),
-            (verdict.FLAKE_CANDIDATE, bool(s.flakes)),
-            (verdict.PROPERTY_FAIL, bool(s.unexplained)),
-            (verdict.ACCEPT, True),
+            (FLAKE_CANDIDATE, bool(s.flakes)),
+            (PROPERTY_FAIL, bool(s.unexplained)),
+            (ACCEPT, True),
         )
         if fired
     )
@@ -88,20 +114,20 @@ def test_the_class_table_is_total_and_first_match_wins(s: Signals) -> None:
 @settings(max_examples=300, deadline=None)
 def test_only_accept_and_flake_frozen_exit_0(s: Signals) -> None:
     klass = classify(s)
-    assert (verdict.EXIT[klass] == 0) == (klass in (verdict.ACCEPT, verdict.FLAKE_FROZEN))
-    if klass == verdict.ACCEPT:  # accept only when nothing at all fired
+    assert (EXIT[klass] == 0) == (klass in (ACCEPT, FLAKE_FROZEN))
+    if klass == ACCEPT:  # accept only when nothing at all fired
         assert s == Signals()
 
 
 def test_anything_before_the_runs_stops_them() -> None:
-    assert verdict.runs_before_runs(Signals())
+    assert runs_before_runs(Signals())
     for fired in (
         Signals(patch_invalid=True),
         Signals(oracle_rewrite=("x",)),
         Signals(fixture_breach=("x",)),
         Signals(held=("x",)),
     ):
-        assert not verdict.runs_before_runs(fired)
+        assert not runs_before_runs(fired)
 
 
 # -- from runs to signals ------------------------------------------------------------------
@@ -138,31 +164,27 @@ def test_a_seed_failing_every_run_is_a_counterexample_not_a_flake() -> None:
     result = PropertyRuns(
         PROP, {0: [run(0, i, 0) for i in (1, 2, 3)], 1: [run(1, i, 1) for i in (1, 2, 3)]}
     )
-    s = verdict.signals_from_runs([result], {})
+    s = signals_from_runs([result], {})
     assert s.counterexamples == (("p", 1),) and s.flakes == ()
-    assert classify(s) == verdict.PROPERTY_FAIL
+    assert classify(s) == PROPERTY_FAIL
 
 
 def test_one_failure_in_three_on_one_seed_is_a_flake_with_the_exit_fingerprint() -> None:
     result = PropertyRuns(PROP, {0: [run(0, 1, 0), run(0, 2, 1), run(0, 3, 0)]})
-    s = verdict.signals_from_runs([result], {})
+    s = signals_from_runs([result], {})
     [flake] = s.flakes
     assert (flake.test_id, flake.seed, flake.fingerprint) == ("p", 0, exit_fingerprint("p", 1))
-    assert classify(s) == verdict.FLAKE_CANDIDATE
-    line = verdict.freeze_line(PROP, flake)
+    assert classify(s) == FLAKE_CANDIDATE
+    line = freeze_line(PROP, flake)
     assert line == "git evidence freeze add --ci --test p --runs 3 --seed 0 --seeds 1 -- cmd"
 
 
 def test_a_freeze_of_the_same_fingerprint_makes_it_frozen_another_does_not() -> None:
     result = PropertyRuns(PROP, {0: [run(0, 1, 0), run(0, 2, 1), run(0, 3, 0)]})
-    same = verdict.active_freezes(
-        [freeze("p", exit_fingerprint("p", 1))], datetime.now(timezone.utc)
-    )
-    assert classify(verdict.signals_from_runs([result], same)) == verdict.FLAKE_FROZEN
-    other = verdict.active_freezes(
-        [freeze("p", exit_fingerprint("p", 2))], datetime.now(timezone.utc)
-    )
-    assert classify(verdict.signals_from_runs([result], other)) == verdict.FLAKE_CANDIDATE
+    same = active_freezes([freeze("p", exit_fingerprint("p", 1))], datetime.now(timezone.utc))
+    assert classify(signals_from_runs([result], same)) == FLAKE_FROZEN
+    other = active_freezes([freeze("p", exit_fingerprint("p", 2))], datetime.now(timezone.utc))
+    assert classify(signals_from_runs([result], other)) == FLAKE_CANDIDATE
 
 
 def test_an_expired_freeze_covers_nothing() -> None:
@@ -170,7 +192,7 @@ def test_an_expired_freeze_covers_nothing() -> None:
         frozen_at=datetime(2020, 1, 1, tzinfo=timezone.utc),
         until=datetime(2020, 1, 2, tzinfo=timezone.utc),
     )
-    assert verdict.active_freezes([old], datetime.now(timezone.utc)) == {}
+    assert active_freezes([old], datetime.now(timezone.utc)) == {}
 
 
 def test_junit_flakes_name_the_test_and_a_frozen_one_hides_no_other_failure() -> None:
@@ -182,17 +204,15 @@ def test_junit_flakes_name_the_test_and_a_frozen_one_hides_no_other_failure() ->
         run(0, 2, 1, {"t::a": boom, "t::b": ok}),
         run(0, 3, 1, {"t::a": boom, "t::b": other}),
     ]
-    pairs = verdict.seed_flakes("j", True, runs)
+    pairs = seed_flakes("j", True, runs)
     assert [p[0] for p in pairs] == ["t::a", "t::b"]
-    frozen_a = verdict.active_freezes([freeze("t::a", pairs[0][1])], datetime.now(timezone.utc))
-    s = verdict.signals_from_runs([PropertyRuns(JPROP, {0: runs})], frozen_a)
-    assert s.unexplained and classify(s) == verdict.FLAKE_CANDIDATE
-    both = verdict.active_freezes(
+    frozen_a = active_freezes([freeze("t::a", pairs[0][1])], datetime.now(timezone.utc))
+    s = signals_from_runs([PropertyRuns(JPROP, {0: runs})], frozen_a)
+    assert s.unexplained and classify(s) == FLAKE_CANDIDATE
+    both = active_freezes(
         [freeze("t::a", pairs[0][1]), freeze("t::b", pairs[1][1])], datetime.now(timezone.utc)
     )
-    assert classify(verdict.signals_from_runs([PropertyRuns(JPROP, {0: runs})], both)) == (
-        verdict.FLAKE_FROZEN
-    )
+    assert classify(signals_from_runs([PropertyRuns(JPROP, {0: runs})], both)) == (FLAKE_FROZEN)
 
 
 def test_runs_that_agree_on_exit_but_not_on_junit_are_a_flake() -> None:
@@ -201,7 +221,7 @@ def test_runs_that_agree_on_exit_but_not_on_junit_are_a_flake() -> None:
         run(0, 2, 0, {"t::a": CaseResult("skipped")}),
         run(0, 3, 0, {"t::a": CaseResult("passed")}),
     ]
-    assert [p[0] for p in verdict.seed_flakes("j", True, runs)] == ["t::a"]
+    assert [p[0] for p in seed_flakes("j", True, runs)] == ["t::a"]
 
 
 def test_a_counterexample_names_the_tests_that_failed_on_every_run_of_its_seed() -> None:
@@ -212,9 +232,9 @@ def test_a_counterexample_names_the_tests_that_failed_on_every_run_of_its_seed()
         run(0, 2, 1, {"t.py::a": boom, "t.py::b": ok, "t.py::c": err}),
         run(0, 3, 1, {"t.py::a": boom, "t.py::b": boom, "t.py::c": err}),
     ]
-    s = verdict.signals_from_runs([PropertyRuns(JPROP, {0: runs})], {})
-    assert s.failing == (verdict.Failing("j", 0, ("t.py::a", "t.py::c"), (1,)),)
-    why = verdict.explain(verdict.PROPERTY_FAIL, s, base="b" * 40, props={"j": JPROP})
+    s = signals_from_runs([PropertyRuns(JPROP, {0: runs})], {})
+    assert s.failing == (Failing("j", 0, ("t.py::a", "t.py::c"), (1,)),)
+    why = explain(PROPERTY_FAIL, s, base="b" * 40, props={"j": JPROP})
     assert why.reason == "property j: seed 0 failed on every run: t.py::a, t.py::c"
     assert why.details == ("j: seed 0 failed on every run: t.py::a, t.py::c",)
     assert classify(s) == classify(dataclasses.replace(s, failing=()))  # no class reads it
@@ -222,44 +242,38 @@ def test_a_counterexample_names_the_tests_that_failed_on_every_run_of_its_seed()
 
 def test_a_counterexample_without_junit_or_one_common_test_names_the_exit_codes() -> None:
     plain = PropertyRuns(PROP, {1: [run(1, 1, 1), run(1, 2, "timeout"), run(1, 3, 1)]})
-    assert verdict.signals_from_runs([plain], {}).failing == (
-        verdict.Failing("p", 1, (), (1, "timeout")),
-    )
+    assert signals_from_runs([plain], {}).failing == (Failing("p", 1, (), (1, "timeout")),)
     a, b = CaseResult("failed"), CaseResult("passed")
     apart = PropertyRuns(JPROP, {0: [run(0, n, 1, {"x": a if n % 2 else b}) for n in (1, 2, 3)]})
-    [failing] = verdict.signals_from_runs([apart], {}).failing
+    [failing] = signals_from_runs([apart], {}).failing
     assert failing.tests == () and failing.text() == "exit 1"
-    many = verdict.Failing("j", 0, tuple(f"t{i}" for i in range(5)), (1,))
+    many = Failing("j", 0, tuple(f"t{i}" for i in range(5)), (1,))
     assert many.text() == "t0, t1, t2 and 2 more"
 
 
 def test_an_unexplained_failure_says_which_run_of_how_many_and_why() -> None:
     runs = [run(0, 1, 0), run(0, 2, 1), run(0, 3, 2)]
-    frozen = verdict.active_freezes(
-        [freeze("p", exit_fingerprint("p", 1))], datetime.now(timezone.utc)
-    )
-    s = verdict.signals_from_runs([PropertyRuns(PROP, {0: runs})], frozen)
+    frozen = active_freezes([freeze("p", exit_fingerprint("p", 1))], datetime.now(timezone.utc))
+    s = signals_from_runs([PropertyRuns(PROP, {0: runs})], frozen)
     assert s.unexplained == ("p: run 3 of 3 of seed 0 failed, and no freeze in force explains it",)
 
 
 def test_the_reproduce_command_replaces_the_junit_placeholder_and_sets_the_runs_variables() -> None:
     prop = JudgeProperty("j", ("python", "-m", "pytest", "--junitxml={junitxml}"), (0,), 2, 1.0)
-    line = verdict.reproduce_line(prop, 2**32 + 3, ("src", "lib"))
+    line = reproduce_line(prop, 2**32 + 3, ("src", "lib"))
     assert line == (
         "PYTHONPATH=src:lib EVIDENCE_SEED=4294967299 EVIDENCE_RUN=1 PYTHONHASHSEED=3 "
         "EVIDENCE_HITS_FILE=/dev/null python -m pytest --junitxml=junit.xml"
     )
-    assert verdict.reproduce_line(PROP, 0).startswith("EVIDENCE_SEED=0 ")
+    assert reproduce_line(PROP, 0).startswith("EVIDENCE_SEED=0 ")
 
 
 def test_a_fixture_breach_counts_files_and_says_when_the_pin_moved() -> None:
     lines = ("fixture changed by the candidate: a: modified (1 -> 2)", "drift: b: added (- -> 3)")
-    why = verdict.explain(
-        verdict.FIXTURE_BREACH, Signals(fixture_breach=lines), base="b" * 40, props={}
-    )
+    why = explain(FIXTURE_BREACH, Signals(fixture_breach=lines), base="b" * 40, props={})
     assert why.reason.endswith("(before any run): 2 file(s)")
-    moved = Signals(fixture_breach=(lines[0], verdict.PIN_MOVED))
-    why = verdict.explain(verdict.FIXTURE_BREACH, moved, base="b" * 40, props={}, during_run=True)
+    moved = Signals(fixture_breach=(lines[0], PIN_MOVED))
+    why = explain(FIXTURE_BREACH, moved, base="b" * 40, props={}, during_run=True)
     assert why.reason.endswith("(changed during the run): 1 file(s) and the pin in force moved")
 
 
@@ -267,8 +281,8 @@ def test_a_must_fail_fixture_that_passes_or_times_out_is_a_miss() -> None:
     prop = JudgeProperty("p", ("cmd",), (0,), 2, 1.0, must_fail=("f",))
     for code, missed in ((1, False), (0, True), ("timeout", True)):
         result = PropertyRuns(prop, {0: [run(0, 1, 0), run(0, 2, 0)]})
-        result.fixtures.append(verdict.FixtureRun("must_fail", "f", 0, run(0, 1, code)))
-        s = verdict.signals_from_runs([result], {})
+        result.fixtures.append(FixtureRun("must_fail", "f", 0, run(0, 1, code)))
+        s = signals_from_runs([result], {})
         assert bool(s.misses) is missed
 
 
@@ -413,7 +427,7 @@ def test_a_canonical_record_round_trips_and_anything_else_is_refused() -> None:
 def verdict_doc(**over: object) -> dict[str, object]:
     doc: dict[str, object] = {
         "schema": 1,
-        "kind": verdict.KIND,
+        "kind": verdict_record.KIND,
         "class": "accept",
         "exit": 0,
         "result": "PASSED",
@@ -439,13 +453,13 @@ def verdict_doc(**over: object) -> dict[str, object]:
     ],
 )
 def test_a_verdict_note_that_lies_is_invalid(over: dict[str, object]) -> None:
-    with pytest.raises(verdict.VerdictInvalid):
-        verdict.parse_verdict(canonical_json(verdict_doc(**over)), "c" * 40)
+    with pytest.raises(verdict_record.VerdictInvalid):
+        verdict_record.parse(canonical_json(verdict_doc(**over)), "c" * 40)
 
 
 def test_a_valid_verdict_note_parses_and_renders() -> None:
-    doc = verdict.parse_verdict(canonical_json(verdict_doc(pin=None)), "c" * 40)
-    text = verdict.to_text(doc)
+    doc = verdict_record.parse(canonical_json(verdict_doc(pin=None)), "c" * 40)
+    text = to_text(doc)
     assert text.splitlines()[0] == "accept" and "unpinned base" in text
 
 

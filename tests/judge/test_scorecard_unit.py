@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 
 from git_evidence.core.errors import EvidenceError
 from git_evidence.core.records import canonical_json
-from git_evidence.judge import scorecard, verdict
-from git_evidence.ledger import quota
+from git_evidence.judge import record as verdict_record
+from git_evidence.judge import scorecard
+from git_evidence.plugin import retries
 from git_evidence.policy.labels import LabelsError
 from git_evidence.sandbox.runner import Run
 
@@ -26,9 +27,9 @@ def sealed(quota_data: bytes | None = GRANT) -> scorecard.Sealed:
     )
 
 
-def session(used: int, *tests: quota.Retried, labels: str | None = None) -> bytes:
+def session(used: int, *tests: retries.Retried, labels: str | None = None) -> bytes:
     digest = labels or sealed().labels.digest
-    return quota.retry_log_line(digest, 2, used, tests)
+    return retries.retry_log_line(digest, 2, used, tests)
 
 
 def run_with(log: bytes | None, number: int = 1) -> Run:
@@ -50,17 +51,17 @@ def judged(*reported: scorecard.Reported, **changes: Any) -> scorecard.Judged:
     return scorecard.Judged(**{**fields, **changes})
 
 
-NET = quota.Retried("t.py::test_net", "nondeterministic", 2, "passed")
+NET = retries.Retried("t.py::test_net", "nondeterministic", 2, "passed")
 
 
 # -- the retries file -------------------------------------------------------------------
 
 retried = st.builds(
-    quota.Retried,
+    retries.Retried,
     st.text(min_size=1),
     st.sampled_from(["nondeterministic"]),
     st.integers(1, 11),
-    st.sampled_from(quota.RETRY_OUTCOMES),
+    st.sampled_from(retries.RETRY_OUTCOMES),
 )
 
 
@@ -71,11 +72,11 @@ retried = st.builds(
     )
 )
 def test_any_sessions_round_trip_through_the_retries_file(
-    sessions: list[tuple[str, int, int, list[quota.Retried]]],
+    sessions: list[tuple[str, int, int, list[retries.Retried]]],
 ) -> None:
-    data = b"".join(quota.retry_log_line(d, r, u, t) for d, r, u, t in sessions)
-    assert quota.parse_retry_log(data) == [
-        quota.Session(d, r, u, tuple(t)) for d, r, u, t in sessions
+    data = b"".join(retries.retry_log_line(d, r, u, t) for d, r, u, t in sessions)
+    assert retries.parse_retry_log(data) == [
+        retries.Session(d, r, u, tuple(t)) for d, r, u, t in sessions
     ]
 
 
@@ -94,9 +95,9 @@ def test_any_sessions_round_trip_through_the_retries_file(
     ],
 )
 def test_a_retries_file_that_is_not_sessions_names_its_line(data: bytes) -> None:
-    good = quota.retry_log_line("sha256:x", 1, 0, ())
+    good = retries.retry_log_line("sha256:x", 1, 0, ())
     with pytest.raises(ValueError, match=r"^line 2: "):
-        quota.parse_retry_log(good + data)
+        retries.parse_retry_log(good + data)
 
 
 # -- the votes --------------------------------------------------------------------------
@@ -115,7 +116,7 @@ def test_the_runs_of_a_judgement_draw_on_the_quota_together() -> None:
 
 
 def test_a_retry_refused_for_want_of_quota_fails_the_quota_vote() -> None:
-    refused = quota.Retried("t.py::test_net", "nondeterministic", 1, "quota")
+    refused = retries.Retried("t.py::test_net", "nondeterministic", 1, "quota")
     run = scorecard.reported("suite seed 0 run 1", True, run_with(session(0, refused)))
     card = scorecard.build(sealed(), judged(run))
     assert card["votes"]["quota"]["vote"] == "fail"
@@ -126,7 +127,7 @@ def test_a_retry_refused_for_want_of_quota_fails_the_quota_vote() -> None:
 
 
 def test_a_must_fail_runs_retries_do_not_draw_on_the_quota() -> None:
-    failing = quota.Retried("t.py::test_net", "nondeterministic", 3, "failed")
+    failing = retries.Retried("t.py::test_net", "nondeterministic", 3, "failed")
     run = scorecard.reported(
         "suite must-fail bad.json seed 0", False, run_with(session(2, failing))
     )
@@ -176,8 +177,8 @@ def test_a_quota_at_the_base_that_does_not_parse_names_its_line() -> None:
 
 def record(card: dict[str, Any], exit_code: int, result: str) -> bytes:
     doc = {
-        "schema": verdict.SCHEMA,
-        "kind": verdict.KIND,
+        "schema": verdict_record.SCHEMA,
+        "kind": verdict_record.KIND,
         "class": "accept",
         "exit": exit_code,
         "result": result,
@@ -199,16 +200,16 @@ def rejecting() -> dict[str, Any]:
 
 
 def test_a_verdict_whose_scorecard_rejects_must_exit_1() -> None:
-    assert verdict.parse_verdict(record(rejecting(), 1, "FAILED"))["exit"] == 1
-    with pytest.raises(verdict.VerdictInvalid, match="scorecard that says reject"):
-        verdict.parse_verdict(record(rejecting(), 0, "PASSED"))
+    assert verdict_record.parse(record(rejecting(), 1, "FAILED"))["exit"] == 1
+    with pytest.raises(verdict_record.VerdictInvalid, match="scorecard that says reject"):
+        verdict_record.parse(record(rejecting(), 0, "PASSED"))
 
 
 def test_a_scorecard_whose_result_does_not_follow_from_its_votes_is_refused() -> None:
     card = {**rejecting(), "result": "merge"}
-    with pytest.raises(verdict.VerdictInvalid, match="does not follow from its votes"):
-        verdict.parse_verdict(record(card, 0, "PASSED"))
+    with pytest.raises(verdict_record.VerdictInvalid, match="does not follow from its votes"):
+        verdict_record.parse(record(card, 0, "PASSED"))
     card = rejecting()
     card["votes"]["properties"]["vote"] = "abstain"  # properties never abstain
-    with pytest.raises(verdict.VerdictInvalid, match="properties vote is not one of"):
-        verdict.parse_verdict(record(card, 1, "FAILED"))
+    with pytest.raises(verdict_record.VerdictInvalid, match="properties vote is not one of"):
+        verdict_record.parse(record(card, 1, "FAILED"))

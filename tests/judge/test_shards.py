@@ -18,23 +18,28 @@ from hypothesis import strategies as st
 
 from git_evidence.core.errors import UsageError
 from git_evidence.core.records import canonical_json
-from git_evidence.judge import record as judge_record
-from git_evidence.judge import shards, verdict
+from git_evidence.judge import record as verdict_record
+from git_evidence.judge import shards
+from git_evidence.judge.classes import PROPERTY_FAIL, Signals, classify
+from git_evidence.judge.signals import FixtureRun, PropertyRuns, signals_from_runs
+from git_evidence.judge.text import explain
 from git_evidence.ledger.entries import Freeze
 from git_evidence.ledger.fingerprint import exit_fingerprint
 from git_evidence.policy.properties import JudgeProperty
 from git_evidence.sandbox.runner import Run
 
-FACTS = {
-    "base": "a" * 40,
-    "candidate": "b" * 40,
-    "candidate_tree": "c" * 40,
-    "policy": {"source": "base:.git-evidence.toml", "digest": "sha256:" + "d" * 64},
-    "pin": {"digest": None, "commit": None, "note": None, "unpinned": True, "roots": []},
-    "started_at": "2026-01-01T00:00:00Z",
-    "runner": {"name": None, "source": "no pusher variable set"},
-    "tool": {"name": "git-evidence", "version": "0"},
-}
+FACTS = verdict_record.Facts(
+    base="a" * 40,
+    candidate="b" * 40,
+    policy_source="base:.git-evidence.toml",
+    policy_digest="sha256:" + "d" * 64,
+    started_at="2026-01-01T00:00:00Z",
+    runner_name=None,
+    runner_source="no pusher variable set",
+    tool_version="0",
+    pin={"digest": None, "commit": None, "note": None, "unpinned": True, "roots": []},
+    candidate_tree="c" * 40,
+)
 BAD = "tests/fixtures/bad.json"
 
 
@@ -47,7 +52,7 @@ class Outcomes:
     def record(self, props: tuple[JudgeProperty, ...], shard: dict[str, Any] | None) -> Any:
         results = []
         for prop in props:
-            result = verdict.PropertyRuns(prop)
+            result = PropertyRuns(prop)
             for seed in prop.seeds:
                 result.seeds[seed] = [
                     Run(
@@ -63,7 +68,7 @@ class Outcomes:
             for path in prop.must_fail:
                 for seed in prop.seeds:
                     run = Run(seed, 1, self.codes[(prop.id, seed, path)], "sha256:f", 0.5)
-                    result.fixtures.append(verdict.FixtureRun("must_fail", path, seed, run))
+                    result.fixtures.append(FixtureRun("must_fail", path, seed, run))
             results.append(result)
         until = datetime(2027, 1, 1, tzinfo=timezone.utc)
         freezes = {
@@ -74,15 +79,20 @@ class Outcomes:
             for fp in {exit_fingerprint(p.id, c) for c in (1, 2)}
             if f"{p.id}:{fp}" in self.frozen
         }
-        signals = verdict.signals_from_runs(results, freezes, verdict.Signals())
-        klass = verdict.classify(signals)
+        signals = signals_from_runs(results, freezes, Signals())
+        klass = classify(signals)
         runs = sum(len(r) for res in results for r in res.seeds.values())
-        why = verdict.explain(
-            klass, signals, base=FACTS["base"], props={p.id: p for p in props}, runs=runs
+        why = explain(klass, signals, base=FACTS.base, props={p.id: p for p in props}, runs=runs)
+        facts = FACTS._replace(shard=shard)
+        found = verdict_record.Found(
+            klass,
+            why,
+            signals,
+            results,
+            evidence={"paths": {}},
+            drift={"before": [], "after": []},
         )
-        facts = {**FACTS, **({"shard": shard} if shard else {})}
-        extra = {"evidence": {"paths": {}}, "drift": {"before": [], "after": []}}
-        made = judge_record.build(dict(facts), klass, why, signals, results, extra, 0.0, None)
+        made = verdict_record.build(facts, found, 0.0, None)
         return json.loads(canonical_json(made))  # as a file holds it
 
 
@@ -130,7 +140,7 @@ def test_the_merged_record_has_the_unsharded_class_and_runs(
         assert merged[key] == whole[key], key
     assert bool(merged["misses"]) == bool(whole["misses"])
     assert merged["freeze_line"] == whole["freeze_line"]
-    verdict.parse_verdict(canonical_json(merged))  # a verdict record the server accepts
+    verdict_record.parse(canonical_json(merged))  # a verdict record the server accepts
 
 
 def test_the_split_deals_the_pairs_round_robin_and_each_once() -> None:
@@ -253,7 +263,7 @@ def test_real_shards_merge_into_the_unsharded_class_and_runs(judged: Work, tmp_p
     merged = evidence(judged.path, "judge", "--merge", *names, "--format", "json", "--note")
     assert merged.returncode == expected["exit"], merged.stderr
     record = json.loads(merged.stdout)
-    assert record["class"] == expected["class"] == verdict.PROPERTY_FAIL
+    assert record["class"] == expected["class"] == PROPERTY_FAIL
     assert runs_of(record) == runs_of(expected)
     assert record["counterexamples"] == expected["counterexamples"]
     # what failed, and how to reproduce it, as the unsharded judgement says it

@@ -9,7 +9,7 @@ import hashlib
 import pytest
 from helpers.plugin_runs import LABELS_FILE, flaky, run, write_labels, write_quota
 
-from git_evidence.ledger import quota
+from git_evidence.plugin import retries
 
 # Sessions started here load every installed plugin (the entry points), as a user's do.
 pytestmark = pytest.mark.installed_plugins
@@ -25,8 +25,8 @@ def quiet_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("PYTEST_PLUGINS", raising=False)
 
 
-def sessions(pytester: pytest.Pytester) -> list[quota.Session]:
-    return quota.parse_retry_log((pytester.path / "retries.log").read_bytes())
+def sessions(pytester: pytest.Pytester) -> list[retries.Session]:
+    return retries.parse_retry_log((pytester.path / "retries.log").read_bytes())
 
 
 def labels_digest(pytester: pytest.Pytester) -> str:
@@ -45,11 +45,11 @@ def test_a_session_reports_the_retry_it_used_and_the_labels_it_enforced(
     result = run(pytester)
     assert result.ret == 0
     assert sessions(pytester) == [
-        quota.Session(
+        retries.Session(
             labels_digest(pytester),
             3,
             1,
-            (quota.Retried("test_net.py::test_net", "nondeterministic", 2, "passed"),),
+            (retries.Retried("test_net.py::test_net", "nondeterministic", 2, "passed"),),
         )
     ]
 
@@ -66,7 +66,7 @@ def test_a_retry_the_quota_refused_is_reported(
     ((session),) = sessions(pytester)
     assert session.retries_used == 0 and session.remaining == 0
     assert session.tests == (
-        quota.Retried("test_net.py::test_net", "nondeterministic", 1, "quota"),
+        retries.Retried("test_net.py::test_net", "nondeterministic", 1, "quota"),
     )
 
 

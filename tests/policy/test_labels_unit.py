@@ -12,7 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from git_evidence.core.errors import PolicyError
+from git_evidence.judge import scorecard
 from git_evidence.ledger import quota
+from git_evidence.plugin import retries
 from git_evidence.policy import labels
 from git_evidence.policy.labels import (
     KINDS,
@@ -395,9 +397,9 @@ def test_the_check_refuses_exactly_the_appends_that_go_negative(
     ],
 )
 def test_scorecard_merges_only_when_properties_and_fixtures_pass(
-    properties: bool, fixtures: bool, vote: quota.Vote, merge: bool
+    properties: bool, fixtures: bool, vote: scorecard.Vote, merge: bool
 ) -> None:
-    card = quota.scorecard(properties, fixtures, vote)
+    card = scorecard.merge_rule(properties, fixtures, vote)
     assert card["merge"] is merge
     assert card["votes"] == {
         "properties": "pass" if properties else "fail",
@@ -408,15 +410,15 @@ def test_scorecard_merges_only_when_properties_and_fixtures_pass(
 
 def test_scorecard_refuses_an_unknown_vote() -> None:
     with pytest.raises(ValueError, match="pass, fail or abstain"):
-        quota.scorecard(True, True, "maybe")  # type: ignore[arg-type]
+        scorecard.merge_rule(True, True, "maybe")  # type: ignore[arg-type]
 
 
 def test_quota_vote() -> None:
-    assert quota.quota_vote(0, 3, 0) == "abstain"
-    assert quota.quota_vote(2, 3, 0) == "pass"
-    assert quota.quota_vote(3, 3, 0) == "pass"
-    assert quota.quota_vote(4, 3, 0) == "fail"
-    assert quota.quota_vote(0, 0, 1) == "fail"  # a retry the quota refused
+    assert scorecard.quota_vote(0, 3, 0) == "abstain"
+    assert scorecard.quota_vote(2, 3, 0) == "pass"
+    assert scorecard.quota_vote(3, 3, 0) == "pass"
+    assert scorecard.quota_vote(4, 3, 0) == "fail"
+    assert scorecard.quota_vote(0, 0, 1) == "fail"  # a retry the quota refused
 
 
 def test_retries_are_read_from_junit_properties() -> None:
@@ -433,9 +435,9 @@ def test_retries_are_read_from_junit_properties() -> None:
       <property name="attempts" value="1"/><property name="evidence" value="quota"/>
     </properties><failure message="y"/></testcase>
     </testsuite></testsuites>"""
-    assert quota.retries_from_junit(xml) == [
-        quota.Retried("t.py::a", "nondeterministic", 3, "passed"),
-        quota.Retried("t.py::c", "nondeterministic", 1, "quota"),
+    assert retries.retries_from_junit(xml) == [
+        retries.Retried("t.py::a", "nondeterministic", 3, "passed"),
+        retries.Retried("t.py::c", "nondeterministic", 1, "quota"),
     ]
 
 

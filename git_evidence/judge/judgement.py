@@ -1,0 +1,306 @@
+"""One judgement, as a library call: ``judge(git, request)`` runs the judge's steps in
+order and returns the published verdict record; ``git evidence judge`` only turns its
+command line into a ``Request`` and prints the record.
+
+Evidence first, nothing run: the changes base → candidate are classified and the lock
+roots of an exported workspace are hashed from disk and compared with the pin. Only a
+candidate that changes no evidence and nothing held has its properties run, each in the
+sandbox, in a workspace that shares nothing with the repository's git directory; the
+lock roots are hashed again afterwards. Then one class, one record (``record.py``),
+published last (``publish.py``). The steps themselves are ``steps.py``'s and
+``held.py``'s; this module orders them and says what the record learns from each."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime, timezone
+from typing import Any
+
+from git_evidence import __version__
+from git_evidence.core.errors import EvidenceError, UsageError
+from git_evidence.core.oids import Oid
+from git_evidence.core.records import digest, now_utc
+from git_evidence.judge import held, shards, steps, workspace
+from git_evidence.judge import record as verdict_record
+from git_evidence.judge.classes import (
+    FLAKE_CANDIDATE,
+    PATCH_INVALID,
+    PIN_MOVED,
+    Signals,
+    classify,
+    runs_before_runs,
+)
+from git_evidence.judge.publish import publish
+from git_evidence.judge.record import Facts, Found
+from git_evidence.judge.request import Request, check, draft_note, select_properties
+from git_evidence.judge.scorecard import Sealed
+from git_evidence.judge.signals import active_freezes, any_disagreement, signals_from_runs
+from git_evidence.judge.text import explain
+from git_evidence.lock import record as lock_record
+from git_evidence.lock.manifest import Drift
+from git_evidence.plumbing.context import (
+    client_policy_rev,
+    draft_policy,
+    policy_at,
+    require_commit,
+    sealed_policy,
+    tracking_ref,
+)
+from git_evidence.plumbing.git import Git
+from git_evidence.policy.identity import WRITER_KEY, line_writer, server_pusher
+from git_evidence.policy.properties import JudgeProperty
+from git_evidence.policy.schema import Policy
+from git_evidence.sandbox import repo_state, runner
+from git_evidence.terminal.progress import Progress
+
+
+def judge(git: Git, request: Request) -> dict[str, Any]:
+    """The verdict record of ``request``, published (``--out``, ``--log``, ``--note``).
+    A judgement that could not decide is a record too (class ``undecided``, exit 2);
+    a request that makes no sense is a UsageError before anything is read."""
+    started_at, clock = now_utc(), time.monotonic()
+    if request.merge:  # the shards' partial records into one verdict; nothing runs
+        return _merged(git, request)
+    check(request)
+    refs = git.refs()
+    candidate = None if request.patch else require_commit(git, request.candidate or "HEAD")
+    draft = draft_policy(request.policy) if request.policy else None
+    head = candidate or require_commit(git, "HEAD")
+    policy, base = judge_base(git, refs, request.base, head, draft)
+    props = select_properties(policy, request)
+    shard = None
+    if request.shard:
+        props, shard = shards.select(props, *request.shard)
+    patch = _read_patch(request.patch) if request.patch else None
+    who = server_pusher(os.environ)
+    facts = Facts(
+        base,
+        candidate or "patch:" + digest(patch or b""),
+        policy.source,
+        policy.digest,
+        started_at,
+        who.name,
+        who.source,
+        __version__,
+        shard=shard,
+    )
+    record = _Judgement(git, policy, request, facts, clock).record(candidate, patch, props)
+    _publish(git, policy, record, candidate, request)
+    return record
+
+
+def _merged(git: Git, request: Request) -> dict[str, Any]:
+    record = shards.merge([(path, shards.load(path)) for path in request.merge])
+    candidate = require_commit(git, record["candidate"]) if request.note else None
+    source = str((record.get("policy") or {}).get("source", ""))
+    if request.note and (request.policy or source.startswith("draft policy ")):
+        raise draft_note(source if not request.policy else "")
+    policy = sealed_policy(git) or policy_at(git, record["base"])
+    _publish(git, policy, record, candidate, request)
+    return record
+
+
+def _publish(
+    git: Git, policy: Policy, record: dict[str, Any], candidate: Oid | None, request: Request
+) -> None:
+    notes_ref = policy.judge.notes_ref
+    publish(git, notes_ref, record, candidate, out=request.out, log=request.log, note=request.note)
+
+
+def judge_base(
+    git: Git, refs: dict[str, Oid], base_arg: str | None, head: Oid, draft: Policy | None = None
+) -> tuple[Policy, Oid]:
+    """``--base``, else the merge-base of the candidate with ``rules.base`` (the
+    remote's copy when this clone has one); and the policy there, unless sealed, or a
+    draft (``--policy FILE``) replaces it."""
+    sealed = draft or sealed_policy(git)
+    guide_rev = None
+    if base_arg:
+        base = require_commit(git, base_arg)
+    else:
+        guide = sealed
+        if guide is None:
+            guide_rev = client_policy_rev(git, None, refs)
+            guide = policy_at(git, guide_rev)
+        tip = tracking_ref("origin", guide.base, refs) or (
+            guide.base if guide.base in refs else None
+        )
+        if tip is None:
+            raise UsageError(
+                f"no {guide.base} here to find the base from",
+                fix="fetch it (git fetch origin) or pass --base REF",
+            )
+        found = git.merge_base(refs[tip], head)
+        if found is None:
+            raise UsageError(f"the candidate shares no history with {tip}", fix="pass --base REF")
+        base = found
+        if sealed is None and base == guide_rev:
+            return guide, base  # read already
+    return sealed or policy_at(git, base), base
+
+
+class _Judgement:
+    """The steps of one judgement. ``facts`` grows as the steps learn (each a new
+    ``Facts``), so that a judgement that cannot decide still states what it learnt."""
+
+    def __init__(
+        self, git: Git, policy: Policy, request: Request, facts: Facts, clock: float
+    ) -> None:
+        self.git, self.policy, self.request = git, policy, request
+        self.facts, self.clock = facts, clock
+        self.sealed: Sealed | None = None
+
+    def built(self, found: Found) -> dict[str, Any]:
+        duration = time.monotonic() - self.clock
+        return verdict_record.build(self.facts, found, duration, self.sealed)
+
+    def record(
+        self, candidate: Oid | None, patch: bytes | None, props: Sequence[JudgeProperty]
+    ) -> dict[str, Any]:
+        git, policy, base = self.git, self.policy, self.facts.base
+        try:
+            pin = steps.read_pin(git, policy, base)
+            self.facts = self.facts._replace(pin=pin.as_json())
+            self.sealed = steps.read_sealed(git, policy, base)
+            return self._held(candidate, patch, pin, props)
+        except EvidenceError as exc:
+            duration = time.monotonic() - self.clock
+            return verdict_record.undecided(self.facts, exc, duration, self.sealed)
+
+    def _held(
+        self,
+        candidate: Oid | None,
+        patch: bytes | None,
+        pin: steps.Pin,
+        props: Sequence[JudgeProperty],
+    ) -> dict[str, Any]:
+        """The judgement in its own area, the repository fingerprinted around it."""
+        git = self.git
+        code, out = git.run("rev-parse", "--show-toplevel", ok_codes=(0, 128))
+        top = out.decode("utf-8", "surrogateescape").strip() if code == 0 else None  # bare
+        area = workspace.make_area(top)
+        dirs = held.repository_dirs(git)
+        state = repo_state.repository_state(dirs)
+        try:
+            with runner.interruptible():
+                record = self._in(area, top, candidate, patch, pin, props)
+            changed = repo_state.state_changes(state, repo_state.repository_state(dirs))
+            if changed:
+                raise EvidenceError(
+                    "the repository changed during the judgement: " + "; ".join(changed[:10]),
+                    fix="something outside the sandbox wrote the repository while the "
+                    "candidate ran (or the sandbox is off): find it, restore the repository, "
+                    "judge again",
+                )
+            return record
+        finally:
+            if self.request.keep:
+                print(f"git-evidence: workspace kept in {area.root}", file=sys.stderr)
+            else:
+                workspace.remove(area.root)
+
+    def _in(
+        self,
+        area: workspace.Area,
+        top: str | None,
+        candidate: Oid | None,
+        patch: bytes | None,
+        pin: steps.Pin,
+        props: Sequence[JudgeProperty],
+    ) -> dict[str, Any]:
+        git, policy, base = self.git, self.policy, self.facts.base
+        reader, treeish = git, candidate or ""
+        by_id = {p.id: p for p in props}
+        if patch is not None:
+            try:
+                reader, treeish = workspace.patched_tree(git, base, patch, area)
+            except workspace.PatchInvalid as exc:
+                signals = Signals(patch_invalid=True)
+                why = explain(PATCH_INVALID, signals, base=base, props=by_id, patch_error=str(exc))
+                return self.built(Found(PATCH_INVALID, why, signals))
+        tree = reader.text("rev-parse", f"{treeish}^{{tree}}")
+        self.facts = self.facts._replace(candidate_tree=tree)
+        changes = steps.changed_paths(reader, base, treeish)
+        first_ws = area.workspace(1)
+        workspace.export_tree(reader, treeish, first_ws)
+        before = steps.drift(first_ws, pin, policy)
+        drift: dict[str, Any] = {"before": [steps.drift_json(d) for d in before], "after": []}
+        evidence, first = steps.evidence_signals(policy, changes, before)
+        if not runs_before_runs(first):
+            klass = classify(first)
+            why = explain(klass, first, base=base, props=by_id)
+            return self.built(Found(klass, why, first, evidence=evidence, drift=drift))
+
+        spaces = [first_ws]
+        chains = sum(len(p.seeds) * (1 + len(p.must_fail) + len(p.must_pass)) for p in props)
+        for number in range(2, min(self.request.jobs, chains) + 1):
+            workspace.copy_workspace(first_ws, area.workspace(number))
+            spaces.append(area.workspace(number))
+        env = steps.run_env(area)
+        extra_ro: list[str] = []
+        if self.sealed is not None:
+            env.update(steps.sealed_env(self.sealed, area, env))
+            extra_ro.append(os.path.join(area.root, "sealed"))
+        outputs = [p for p in (self.request.out, self.request.log) if p]
+        hold = held.hold(
+            git, policy, props, first_ws, top=top, outputs=outputs, extra_ro=extra_ro, env=env
+        )
+        self.facts = self.facts._replace(
+            sandbox=hold.box.as_json(), pythonpath=tuple(hold.pythonpath)
+        )
+        env["EVIDENCE_PACKAGES"] = ",".join(held.top_packages(first_ws, hold.pythonpath))
+        loaded = held.runner_config_files(first_ws)
+        with Progress("judging") as progress:
+            results = steps.run_properties(props, spaces, area, env, progress, hold)
+        origins = held.import_origins(results, spaces)
+        if origins["outside"]:
+            raise held.outside_error(origins["outside"])
+        self.facts = self.facts._replace(import_origins=origins["origins"])
+        after: dict[str, Drift] = {}
+        for space in spaces:
+            for item in steps.drift(space, pin, policy):
+                after.setdefault(item.path, item)
+        drift["after"] = [steps.drift_json(d) for d in after.values()]
+        breach = tuple(f"changed during the run: {d.describe()}" for d in after.values())
+        breach += tuple(held.runner_config_written(loaded, spaces))
+        if lock_record.find_lock(git, policy.notes_ref, base) != steps.lock_ref(pin):
+            breach += (PIN_MOVED,)
+        freezes = {}
+        if any_disagreement(results):  # only then is the ledger read
+            now = datetime.now(timezone.utc)
+            freezes = active_freezes(steps.base_freezes(git, policy, base), now)
+        signals = signals_from_runs(results, freezes, replace(first, fixture_breach=breach))
+        klass = classify(signals)
+        if klass == FLAKE_CANDIDATE:
+            base_ws = area.workspace(0)
+            workspace.export_tree(git, base, base_ws)
+            signals = steps.flakes_on_base(signals, by_id, base_ws, area, env, hold)
+        runs = sum(len(r) for res in results for r in res.seeds.values())
+        writer = (
+            line_writer(None, git.config_get(WRITER_KEY), os.environ)[0]
+            if klass == FLAKE_CANDIDATE
+            else None
+        )
+        why = explain(
+            klass,
+            signals,
+            base=base,
+            props=by_id,
+            during_run=bool(breach),
+            runs=runs,
+            writer=writer,
+            pythonpath=hold.pythonpath,
+        )
+        return self.built(Found(klass, why, signals, results, evidence, drift, writer))
+
+
+def _read_patch(path: str) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise UsageError(f"cannot read the patch {path}: {exc.strerror}") from None
