@@ -11,8 +11,8 @@ import subprocess
 import sys
 
 import pytest
-from conftest import PROJECT
-from test_plugin import ENV_NAMES, flaky, run, write_labels, write_quota
+from helpers.plugin_runs import ENV_NAMES, flaky, run, write_labels, write_quota
+from helpers.repos import PROJECT
 
 pytest_plugins = ["pytester"]
 

@@ -3,7 +3,6 @@ a ``Request`` alone (no command line), and publishes the record it returns; noth
 the judge package reads a command line; ``commands/judge.py`` is one call of it; the
 verdict record module checks a pushed note (``record.problems``) as it parses it."""
 
-# ruff: noqa: F811 - the `repo` fixture is imported for pytest and named by each test
 from __future__ import annotations
 
 import ast
@@ -11,14 +10,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import PROJECT
-from test_judge import (  # noqa: F401 - fixtures
-    FAST,
-    Repo,
-    _remove_kept,
-    repo,
-    template,
-)
+from helpers.judge_repos import FAST, Repo
+from helpers.repos import PROJECT
 
 from git_evidence.core.errors import UsageError
 from git_evidence.core.records import canonical_json
