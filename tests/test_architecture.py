@@ -20,6 +20,13 @@ PACKAGE = PROJECT / "git_evidence"
 # Decide from bytes and documents only: they never run git, nor import what does.
 PURE = (
     "rules.table",
+    "rules.findings",
+    "rules.summaries",
+    "rules.commits",
+    "rules.files",
+    "rules.decide",
+    "core.facts",
+    "gate.walk",
     "core.paths",
     "core.globs",
     "core.links",

@@ -21,6 +21,7 @@ from typing import Any
 
 from git_evidence import __version__
 from git_evidence.core.errors import EvidenceError, UsageError
+from git_evidence.core.facts import Drift
 from git_evidence.core.oids import Oid
 from git_evidence.core.records import canonical_json, digest, now_utc
 from git_evidence.forge import formats, output
@@ -29,7 +30,6 @@ from git_evidence.judge import record as judge_record
 from git_evidence.judge.scorecard import Sealed
 from git_evidence.judge.verdict import Signals
 from git_evidence.lock import record as lock_record
-from git_evidence.lock.manifest import Drift
 from git_evidence.plumbing.context import (
     client_policy_rev,
     draft_policy,

@@ -7,6 +7,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from git_evidence.core.facts import FileProblem
 from git_evidence.gate import budget, pipeline
 from git_evidence.gate.ranges import parse_receive_lines
 from git_evidence.gate.report import Report
@@ -20,7 +21,6 @@ from git_evidence.plumbing.context import (
 from git_evidence.plumbing.git import Git
 from git_evidence.policy.identity import server_pusher
 from git_evidence.policy.schema import POLICY_FILE, Policy
-from git_evidence.rules.table import REJECT, decide_policy_file
 
 if TYPE_CHECKING:
     import argparse
@@ -41,13 +41,13 @@ def run(args: argparse.Namespace) -> Report:
     view = server_view(refs, policy)
     aliases = server_aliases(git, refs, symrefs, updates)
     updates, notes = judged_refs(updates, aliases, {*view.protected, policy.notes_ref})
-    report = pipeline.decide(git, updates, policy, view, who)
-    report.notes = notes + report.notes
-    changed = [v for v in report.decisions if v.facts.policy_changed]
-    if changed and report.decision != REJECT:
+    push = pipeline.gather(git, updates, policy, view, who)
+    if any(bundle.policy_changed for bundle in push.updates):
         # Each policy file parses; together they must still give one policy.
         problem = policy_after_push(git, refs, updates)
-        for outcome in changed:
-            outcome.findings += decide_policy_file(outcome.facts, problem, POLICY_FILE)
+        if problem is not None:
+            push = push._replace(after_push=FileProblem("policy", POLICY_FILE, problem))
+    report = pipeline.judge(push, policy, who)
+    report.notes = notes + report.notes
     pipeline.show_findings(git, report, args.max_findings)
     return report
