@@ -332,16 +332,16 @@ def test_the_finding_check_notices_a_finding_built_elsewhere(tmp_path: Path) -> 
 
 
 def test_only_the_one_decide_pass_is_called_by_the_gate() -> None:
-    """The gate's pipeline calls ``rules.decide.decide``, and the commands none of the
-    rules' deciders (a command that decides goes through the pipeline)."""
-    pipeline = {i.target for i in IMPORTS["git_evidence.gate.pipeline"]}
-    assert "git_evidence.rules.decide" in pipeline
+    """The gate's decision step calls ``rules.decide.decide``, and no command any of the
+    rules' deciders (a command that decides goes through the gate)."""
+    decision = {i.target for i in IMPORTS["git_evidence.gate.decision"]}
+    assert "git_evidence.rules.decide" in decision
     callers = sorted(
         name
         for name, found in IMPORTS.items()
         if any(i.target == "git_evidence.rules.decide" for i in found)
     )
-    assert callers == ["git_evidence.gate.pipeline"], callers
+    assert callers == ["git_evidence.gate.decision"], callers
 
 
 # --- the hook path never loads GitPython, argparse or dataclasses -------------------

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from git_evidence.core.errors import PolicyError
 from git_evidence.core.paths import Change
-from git_evidence.gate import carried, pipeline, staged
+from git_evidence.gate import carried, decision, staged
 from git_evidence.gate.report import Report
 from git_evidence.plumbing.context import client_policy
 from git_evidence.plumbing.git import Git
@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> Report:
         policy = client_policy(git, None, refs)
     except PolicyError as exc:
         return _broken_policy(git, exc, change.changes, who)
-    return pipeline.judge(staged.gather(git, change, policy), policy, who)
+    return decision.decide(staged.gather(git, change, policy), policy, who)
 
 
 def _broken_policy(

@@ -7,8 +7,8 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from git_evidence.core.facts import FileProblem
-from git_evidence.gate import budget, pipeline
+from git_evidence.core.facts import FileProblem, PushFacts
+from git_evidence.gate import budget, decision, pipeline
 from git_evidence.gate.ranges import parse_receive_lines
 from git_evidence.gate.report import Report
 from git_evidence.plumbing.context import (
@@ -46,8 +46,9 @@ def run(args: argparse.Namespace) -> Report:
         # Each policy file parses; together they must still give one policy.
         problem = policy_after_push(git, refs, updates)
         if problem is not None:
-            push = push._replace(after_push=FileProblem("policy", POLICY_FILE, problem))
-    report = pipeline.judge(push, policy, who)
+            after = FileProblem("policy", POLICY_FILE, problem)
+            push = PushFacts(push.updates, push.entry, after_push=after)
+    report = decision.decide(push, policy, who)
     report.notes = notes + report.notes
     pipeline.show_findings(git, report, args.max_findings)
     return report

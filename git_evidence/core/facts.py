@@ -14,16 +14,22 @@ nothing more."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from git_evidence.core.oids import Oid, is_zero
 from git_evidence.core.paths import GITLINK_MODE, Change, PathClass
 from git_evidence.core.slots import Frozen
 
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Literal, TypeAlias
 
     from git_evidence.ledger.entries import Problem
+
+    # (commit, problem) of an append-only file's change; None: the range as a whole
+    AppendProblems: TypeAlias = Sequence[tuple[Oid | None, Problem]]
+    FileKind: TypeAlias = Literal["policy", "labels"]
+    # Who gathered the facts: the decide pass words a few findings for it.
+    EntryPoint: TypeAlias = Literal["pre-receive", "pre-push", "pre-commit", "check"]
 
 
 class RefUpdate(NamedTuple):
@@ -220,51 +226,101 @@ class LockFacts(Frozen):
         put(self, "digest", digest)
 
 
-# (commit, problem) of an append-only file's change; None: the range as a whole
-AppendProblems = Sequence[tuple["Oid | None", "Problem"]]
-FileKind = Literal["policy", "labels"]
-
-
-class FileProblem(NamedTuple):
+class FileProblem(Frozen):
     """A policy or labels file that does not parse, where it is left (a tip's, or the
     index's) and why."""
 
+    __slots__ = ("kind", "path", "problem")
     kind: FileKind
     path: str
     problem: str
 
+    def __init__(self, kind: FileKind, path: str, problem: str) -> None:
+        put = object.__setattr__
+        put(self, "kind", kind)
+        put(self, "path", path)
+        put(self, "problem", problem)
 
-class UpdateBundle(NamedTuple):
+
+class UpdateBundle(Frozen):
     """Everything gathered about one update, for the decide pass: its facts, its
     commits' summaries (a merge that kept an older copy of evidence charged with it),
     the lock, the ledger and quota problems, the files the tip leaves that do not parse,
     and the problems of the notes it pushes."""
 
+    __slots__ = (
+        "commits",
+        "facts",
+        "files",
+        "ledger",
+        "lock",
+        "notes",
+        "policy_changed",
+        "quota",
+        "verdicts",
+    )
     facts: UpdateFacts
-    commits: Sequence[CommitSummary] = ()
-    lock: LockFacts | None = None  # None: the lock was not asked (nothing judged)
-    ledger: AppendProblems = ()
-    quota: AppendProblems = ()
-    files: Sequence[FileProblem] = ()
-    notes: Sequence[str] = ()  # a lock writer's notes that are no locks of their commit
-    verdicts: Sequence[str] = ()  # a verdict writer's notes that are no verdicts
-    # a protected ref whose policy file the update changes
-    policy_changed: bool = False
+    commits: Sequence[CommitSummary]
+    lock: LockFacts | None  # None: the lock was not asked (nothing judged)
+    ledger: AppendProblems
+    quota: AppendProblems
+    files: Sequence[FileProblem]
+    notes: Sequence[str]  # a lock writer's notes that are no locks of their commit
+    verdicts: Sequence[str]  # a verdict writer's notes that are no verdicts
+    policy_changed: bool  # a protected ref whose policy file the update changes
+
+    def __init__(
+        self,
+        facts: UpdateFacts,
+        commits: Sequence[CommitSummary] = (),
+        *,
+        lock: LockFacts | None = None,
+        ledger: AppendProblems = (),
+        quota: AppendProblems = (),
+        files: Sequence[FileProblem] = (),
+        notes: Sequence[str] = (),
+        verdicts: Sequence[str] = (),
+        policy_changed: bool = False,
+    ) -> None:
+        put = object.__setattr__
+        put(self, "facts", facts)
+        put(self, "commits", commits)
+        put(self, "lock", lock)
+        put(self, "ledger", ledger)
+        put(self, "quota", quota)
+        put(self, "files", files)
+        put(self, "notes", notes)
+        put(self, "verdicts", verdicts)
+        put(self, "policy_changed", policy_changed)
 
 
-# Who gathered the facts: the decide pass words a few findings for it.
-EntryPoint = Literal["pre-receive", "pre-push", "pre-commit", "check"]
+class PushFacts(Frozen):
+    """Every update of one push (or range, or the staged change) as gathered, and who
+    gathered them (``entry``): the decide pass words a few findings for it."""
 
-
-class PushFacts(NamedTuple):
-    """Every update of one push (or range, or the staged change) as gathered."""
-
+    __slots__ = ("after_push", "entry", "staged_proposal", "staged_protected", "updates")
     updates: Sequence[UpdateBundle]
-    entry: EntryPoint = "pre-receive"
+    entry: EntryPoint
     # pre-receive, when an update changes a protected ref's policy file: why the
-    # server could not read its policy once the push is applied, or None
-    after_push: FileProblem | None = None
+    # server could not read its policy once the push is applied
+    after_push: FileProblem | None
     # pre-commit: the branch the staged change is on is protected, and evidence alone
     # is a proposal there
-    staged_protected: bool = False
-    staged_proposal: bool = False
+    staged_protected: bool
+    staged_proposal: bool
+
+    def __init__(
+        self,
+        updates: Sequence[UpdateBundle],
+        entry: EntryPoint = "pre-receive",
+        *,
+        after_push: FileProblem | None = None,
+        staged_protected: bool = False,
+        staged_proposal: bool = False,
+    ) -> None:
+        put = object.__setattr__
+        put(self, "updates", updates)
+        put(self, "entry", entry)
+        put(self, "after_push", after_push)
+        put(self, "staged_protected", staged_protected)
+        put(self, "staged_proposal", staged_proposal)

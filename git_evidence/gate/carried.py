@@ -1,20 +1,16 @@
 """What a push or a commit leaves that must parse, read from git: the policy file and
-the labels file a tip carries (or the index stages), and the notes a lock or verdict
-writer pushes. Problems out, never findings: ``rules/files.py`` words them, the same
-decider for a staged file and a pushed one."""
+the labels file a tip carries, or the index stages. Problems out, never findings:
+``rules/files.py`` words them, the same decider for a staged file and a pushed one."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from git_evidence.core.errors import PolicyError
-from git_evidence.core.facts import FileProblem, UpdateFacts
+from git_evidence.core.facts import FileProblem
 from git_evidence.core.oids import is_zero
 from git_evidence.core.paths import Change
-from git_evidence.lock import check as lock_check
 from git_evidence.plumbing.git import CatFile, Git
-from git_evidence.policy import labels
-from git_evidence.policy.identity import Identity
 from git_evidence.policy.schema import POLICY_FILE, Policy, parse_policy
 
 
@@ -49,7 +45,7 @@ def tip_labels(cat: CatFile, commit: str, path: str) -> str | None:
     source = f"{commit[:12]}:{path}"
     if kind != "blob":
         return f"{source}: a {kind}, not a labels file"
-    return labels.labels_problem(data, source)
+    return _labels_problem(data, source)
 
 
 def staged_policy(git: Git, changes: Sequence[Change]) -> tuple[str | None, Policy | None]:
@@ -85,43 +81,15 @@ def staged_files(git: Git, changes: Sequence[Change], policy: Policy) -> list[Fi
         if not change.new_mode.startswith("100"):
             found.append(FileProblem("labels", change.path, f"{source}: not a regular file"))
             continue
-        why = labels.labels_problem(git.blob_bytes(new), source)
+        why = _labels_problem(git.blob_bytes(new), source)
         if why is not None:
             found.append(FileProblem("labels", change.path, why))
     return found
 
 
-def lock_notes_problems(
-    git: Git, cat: CatFile, facts: UpdateFacts, policy: Policy, who: Identity
-) -> list[str]:
-    """A lock writer's update of the notes ref: every note it adds must be a lock of
-    its commit (anyone else's is refused by notes-forge already)."""
-    if facts.update.is_delete or not who.lock_writer(policy):
-        return []
-    old = None if facts.update.is_create else facts.update.old
-    return lock_check.check_notes_update(git, cat, old, facts.update.new, policy)
+def _labels_problem(data: bytes, source: str) -> str | None:
+    # loaded only for a push or commit that leaves a labels file to parse, off the
+    # hook's start
+    from git_evidence.policy import labels
 
-
-def verdict_notes_problems(
-    git: Git, cat: CatFile, facts: UpdateFacts, policy: Policy, who: Identity
-) -> list[str]:
-    """A verdict writer's update of the verdict notes ref: every note it adds or
-    changes must be one canonical verdict record about the commit it annotates."""
-    from git_evidence.judge.verdict import VerdictInvalid, parse_verdict
-
-    if facts.update.is_delete or not who.verdict_writer(policy):
-        return []
-    old = git.empty_tree() if facts.update.is_create else facts.update.old
-    out = git.out("diff-tree", "-r", "-z", "--raw", "--no-renames", old, facts.update.new)
-    problems = []
-    tokens = out.split(b"\0")
-    for meta, raw in zip(tokens[0::2], tokens[1::2], strict=False):
-        fields = meta.decode().split()
-        if not meta.startswith(b":") or fields[-1] == "D":
-            continue
-        annotated = raw.decode("utf-8", "replace").replace("/", "")
-        try:
-            parse_verdict(cat.read(fields[3]), annotated)
-        except VerdictInvalid as exc:
-            problems.append(exc.message)
-    return problems
+    return labels.labels_problem(data, source)

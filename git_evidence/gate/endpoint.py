@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from git_evidence.core.errors import GitError
 from git_evidence.core.facts import CommitSummary, UpdateFacts
 from git_evidence.core.oids import Oid
 from git_evidence.core.paths import EVIDENCE_CLASSES, SYMLINK_MODE, Classifier, PathClass
 from git_evidence.gate.ranges import LinkResolver, parse_raw
-from git_evidence.gate.walk import Graph
+
+if TYPE_CHECKING:
+    from git_evidence.gate import walk
 from git_evidence.plumbing.git import Git, decode_path
 
 # (class, path, new mode, new object id) of an evidence path that differs between
@@ -160,9 +162,13 @@ def _graph(
     parents: Mapping[str, Sequence[str]],
     wanted: set[str],
     touching: Mapping[str, list[Oid]],
-) -> Graph:
+) -> walk.Graph:
     """The range's graph: each commit's parents inside it, and the merges' differences
     from each parent in the ``wanted`` paths (none to read when no commit is a merge)."""
+    # loaded only for an update whose evidence differs between base and new (most
+    # pushes change none), off the hook's start
+    from git_evidence.gate.walk import Graph
+
     commits = facts.commits
     if any(len(parents[c]) > 1 for c in commits):
         inside = {c: cast("list[Oid]", parents[c]) for c in commits}

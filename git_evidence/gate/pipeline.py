@@ -1,18 +1,15 @@
 """The judging pipeline shared by every judging command: ref updates → ranges →
 classified commits → the facts of each update (``gather``: git only, no finding) →
-the one decide pass (``rules/decide.py``) → a report (``judge``)."""
+the one decide pass (``rules/decide.py``, through ``decision.py``) → a report."""
 
 from __future__ import annotations
 
-import contextlib
-import gc
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from git_evidence.core import paths
 from git_evidence.core.facts import (
     CommitSummary,
-    EntryPoint,
     FileProblem,
     PushFacts,
     RefUpdate,
@@ -21,7 +18,7 @@ from git_evidence.core.facts import (
 )
 from git_evidence.core.oids import Oid
 from git_evidence.core.paths import Classifier, fold_path
-from git_evidence.gate import carried, endpoint
+from git_evidence.gate import carried, decision, endpoint
 from git_evidence.gate.budget import PROGRESS
 from git_evidence.gate.endpoint import EndpointRow
 from git_evidence.gate.ranges import (
@@ -37,10 +34,10 @@ from git_evidence.lock import check as lock_check
 from git_evidence.plumbing.git import CatFile, Git, Later
 from git_evidence.policy.identity import Identity
 from git_evidence.policy.schema import POLICY_FILE, Policy
-from git_evidence.rules import decide as rules
 from git_evidence.rules.summaries import summarize, with_kept
 
 if TYPE_CHECKING:
+    from git_evidence.core.facts import EntryPoint
     from git_evidence.ledger.entries import Problem
 
 MAX_FINDINGS_KEY = "evidence.maxFindings"
@@ -59,7 +56,7 @@ def decide(
     (``check``)."""
     entry: EntryPoint = "pre-receive" if named_refs else "check"
     push = gather(git, updates, policy, view, who, named_refs=named_refs, entry=entry)
-    return judge(push, policy, who)
+    return decision.decide(push, policy, who)
 
 
 def gather(
@@ -73,31 +70,8 @@ def gather(
     entry: EntryPoint = "pre-receive",
 ) -> PushFacts:
     """Every fact the decide pass reads about ``updates``, from git; no finding."""
-    with _acyclic():
+    with decision.acyclic():
         return _gather(git, updates, policy, view, who, named_refs, entry)
-
-
-def judge(push: PushFacts, policy: Policy, who: Identity) -> Report:
-    """The one decide pass over gathered facts, as a report."""
-    with _acyclic():
-        decided = rules.decide(push, policy, who)
-    return Report(
-        who, policy, decided.decisions, notes=decided.notes, staged=push.entry == "pre-commit"
-    )
-
-
-@contextlib.contextmanager
-def _acyclic() -> Iterator[None]:
-    # A judgement allocates acyclic data (tuples, strings, dicts and lists of them):
-    # the cyclic collector would only rescan every live summary again and again on a
-    # large push (a quarter of a second of 15,000 commits). It resumes afterwards.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _gather(
@@ -175,10 +149,10 @@ def _bundle(
     """What one update's decision reads beside its commits: the notes it pushes, and
     for a range judged, the files its tip leaves, the lock, the ledger and the quota."""
     if facts.notes and facts.update.ref.casefold() == policy.judge.notes_ref.casefold():
-        verdicts = carried.verdict_notes_problems(git, cat, facts, policy, who)
+        verdicts = _verdict_problems(git, cat, facts, policy, who)
         return UpdateBundle(facts, commits, verdicts=verdicts)
     if facts.notes:
-        notes = carried.lock_notes_problems(git, cat, facts, policy, who)
+        notes = _notes_problems(git, cat, facts, policy, who)
         return UpdateBundle(facts, commits, notes=notes)
     if facts.revlist is None or facts.commit is None:
         return UpdateBundle(facts, commits)
@@ -307,3 +281,39 @@ def _labels_touched(
         ):
             return True
     return False
+
+
+def _notes_problems(
+    git: Git, cat: CatFile, facts: UpdateFacts, policy: Policy, who: Identity
+) -> list[str]:
+    """A lock writer's update of the notes ref: every note it adds must be a lock of
+    its commit (anyone else's is refused by notes-forge already)."""
+    if facts.update.is_delete or not who.lock_writer(policy):
+        return []
+    old = None if facts.update.is_create else facts.update.old
+    return lock_check.check_notes_update(git, cat, old, facts.update.new, policy)
+
+
+def _verdict_problems(
+    git: Git, cat: CatFile, facts: UpdateFacts, policy: Policy, who: Identity
+) -> list[str]:
+    """A verdict writer's update of the verdict notes ref: every note it adds or
+    changes must be one canonical verdict record about the commit it annotates."""
+    from git_evidence.judge.verdict import VerdictInvalid, parse_verdict
+
+    if facts.update.is_delete or not who.verdict_writer(policy):
+        return []
+    old = git.empty_tree() if facts.update.is_create else facts.update.old
+    out = git.out("diff-tree", "-r", "-z", "--raw", "--no-renames", old, facts.update.new)
+    problems = []
+    tokens = out.split(b"\0")
+    for meta, raw in zip(tokens[0::2], tokens[1::2], strict=False):
+        fields = meta.decode().split()
+        if not meta.startswith(b":") or fields[-1] == "D":
+            continue
+        annotated = raw.decode("utf-8", "replace").replace("/", "")
+        try:
+            parse_verdict(cat.read(fields[3]), annotated)
+        except VerdictInvalid as exc:
+            problems.append(exc.message)
+    return problems

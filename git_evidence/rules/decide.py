@@ -7,7 +7,7 @@ is said here once. Pure: facts, the policy and who in; decisions and notes out."
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from git_evidence.rules.commits import decide_staged, decide_update
 from git_evidence.rules.files import (
@@ -33,9 +33,14 @@ UNPUSHED_FILES = (
 )
 
 
-class Decided(NamedTuple):
-    decisions: list[UpdateDecision]
-    notes: list[str]
+class Decided:
+    """Each update's decision, and the notes the pass made (files a range leaves)."""
+
+    __slots__ = ("decisions", "notes")
+
+    def __init__(self, decisions: list[UpdateDecision], notes: list[str]) -> None:
+        self.decisions = decisions
+        self.notes = notes
 
 
 def decide(push: PushFacts, policy: Policy, who: Identity) -> Decided:
