@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # data types only: the rules import nothing that runs git
 
 # The decisions, in order of severity: the names of policy.Decision's values. The
 # Literal lives with the policy, which sets three rules' decisions and could not import
-# the rules back (rules.py types against the policy).
+# the rules back (the rules type against the policy).
 ALLOW: Final = "allow"
 HOLD: Final = "hold"
 REJECT: Final = "reject"
