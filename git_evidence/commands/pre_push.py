@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from git_evidence.core.errors import PolicyError, UsageError
 from git_evidence.core.facts import RefUpdate
 from git_evidence.core.oids import zero_oid
-from git_evidence.gate import decision, pipeline
+from git_evidence.gate import pipeline
 from git_evidence.gate.ranges import parse_push_lines
 from git_evidence.gate.report import Report
 from git_evidence.plumbing.context import client_policy, client_view
@@ -63,8 +63,7 @@ def run(args: argparse.Namespace) -> Report:
     view = client_view(remote, refs, policy)
     if not view.notes:
         notes.append(_no_lock(git, remote, policy.notes_ref))
-    push = pipeline.gather(git, updates, policy, view, who, entry="pre-push")
-    report = decision.decide(push, policy, who)
+    report = pipeline.decide(git, updates, policy, view, who, entry="pre-push")
     report.notes = notes
     pipeline.show_findings(git, report, args.max_findings)
     return report

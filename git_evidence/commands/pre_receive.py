@@ -7,20 +7,18 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from git_evidence.core.facts import FileProblem, PushFacts
-from git_evidence.gate import budget, decision, pipeline
+from git_evidence.gate import budget, pipeline
 from git_evidence.gate.ranges import parse_receive_lines
 from git_evidence.gate.report import Report
 from git_evidence.plumbing.context import (
     judged_refs,
-    policy_after_push,
     server_aliases,
     server_policy,
     server_view,
 )
 from git_evidence.plumbing.git import Git
 from git_evidence.policy.identity import server_pusher
-from git_evidence.policy.schema import POLICY_FILE, Policy
+from git_evidence.policy.schema import Policy
 
 if TYPE_CHECKING:
     import argparse
@@ -41,14 +39,7 @@ def run(args: argparse.Namespace) -> Report:
     view = server_view(refs, policy)
     aliases = server_aliases(git, refs, symrefs, updates)
     updates, notes = judged_refs(updates, aliases, {*view.protected, policy.notes_ref})
-    push = pipeline.gather(git, updates, policy, view, who)
-    if any(bundle.policy_changed for bundle in push.updates):
-        # Each policy file parses; together they must still give one policy.
-        problem = policy_after_push(git, refs, updates)
-        if problem is not None:
-            after = FileProblem("policy", POLICY_FILE, problem)
-            push = PushFacts(push.updates, push.entry, after_push=after)
-    report = decision.decide(push, policy, who)
+    report = pipeline.decide(git, updates, policy, view, who, server_refs=refs)
     report.notes = notes + report.notes
     pipeline.show_findings(git, report, args.max_findings)
     return report

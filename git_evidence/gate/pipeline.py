@@ -31,6 +31,7 @@ from git_evidence.gate.ranges import (
 from git_evidence.gate.report import Report
 from git_evidence.ledger import check as ledger_check
 from git_evidence.lock import check as lock_check
+from git_evidence.plumbing.context import policy_after_push
 from git_evidence.plumbing.git import CatFile, Git, Later
 from git_evidence.policy.identity import Identity
 from git_evidence.policy.schema import POLICY_FILE, Policy
@@ -51,12 +52,26 @@ def decide(
     who: Identity,
     *,
     named_refs: bool = True,
+    entry: EntryPoint | None = None,
+    server_refs: Mapping[str, Oid] | None = None,
 ) -> Report:
-    """Gather, then decide: ``named_refs=False`` judges ranges that are not ref updates
-    (``check``)."""
-    entry: EntryPoint = "pre-receive" if named_refs else "check"
-    push = gather(git, updates, policy, view, who, named_refs=named_refs, entry=entry)
-    return decision.decide(push, policy, who)
+    """Gather, then decide, the cyclic collector paused throughout: ``named_refs=False``
+    judges ranges that are not ref updates (``check``); ``entry`` names who asks when a
+    finding is worded for it (``pre-push``); ``server_refs`` (pre-receive): the server's
+    refs before the push, to read its policy as the push leaves it."""
+    entry = entry or ("pre-receive" if named_refs else "check")
+    with decision.acyclic():
+        push = gather(
+            git,
+            updates,
+            policy,
+            view,
+            who,
+            named_refs=named_refs,
+            entry=entry,
+            server_refs=server_refs,
+        )
+        return decision.decide(push, policy, who)
 
 
 def gather(
@@ -68,10 +83,19 @@ def gather(
     *,
     named_refs: bool = True,
     entry: EntryPoint = "pre-receive",
+    server_refs: Mapping[str, Oid] | None = None,
 ) -> PushFacts:
     """Every fact the decide pass reads about ``updates``, from git; no finding."""
     with decision.acyclic():
-        return _gather(git, updates, policy, view, who, named_refs, entry)
+        push = _gather(git, updates, policy, view, who, named_refs, entry)
+        if server_refs is None or not any(b.policy_changed for b in push.updates):
+            return push
+        # Each policy file parses; together they must still give one policy.
+        problem = policy_after_push(git, server_refs, updates)
+        if problem is None:
+            return push
+        after = FileProblem("policy", POLICY_FILE, problem)
+        return PushFacts(push.updates, entry, after_push=after)
 
 
 def _gather(
