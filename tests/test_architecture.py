@@ -332,8 +332,9 @@ def test_the_finding_check_notices_a_finding_built_elsewhere(tmp_path: Path) -> 
 
 
 def test_only_the_one_decide_pass_is_called_by_the_gate() -> None:
-    """The gate's decision step calls ``rules.decide.decide``, and no command any of the
-    rules' deciders (a command that decides goes through the gate)."""
+    """The gate's decision step calls ``rules.decide.decide``; the pipeline asks it only
+    which ranges it judges (to read no more for a ref refused by itself); no command
+    imports it (a command that decides goes through the gate)."""
     decision = {i.target for i in IMPORTS["git_evidence.gate.decision"]}
     assert "git_evidence.rules.decide" in decision
     callers = sorted(
@@ -341,7 +342,15 @@ def test_only_the_one_decide_pass_is_called_by_the_gate() -> None:
         for name, found in IMPORTS.items()
         if any(i.target == "git_evidence.rules.decide" for i in found)
     )
-    assert callers == ["git_evidence.gate.decision"], callers
+    assert callers == ["git_evidence.gate.decision", "git_evidence.gate.pipeline"], callers
+    tree = ast.parse(MODULES["git_evidence.gate.pipeline"].read_bytes())
+    asked = {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module == "git_evidence.rules.decide"
+        for alias in node.names
+    }
+    assert asked == {"judges_range"}, asked
 
 
 # --- the hook path never loads GitPython, argparse or dataclasses -------------------

@@ -35,6 +35,7 @@ from git_evidence.plumbing.context import policy_after_push
 from git_evidence.plumbing.git import CatFile, Git, Later
 from git_evidence.policy.identity import Identity
 from git_evidence.policy.schema import POLICY_FILE, Policy
+from git_evidence.rules.decide import judges_range
 from git_evidence.rules.summaries import summarize, with_kept
 
 if TYPE_CHECKING:
@@ -178,7 +179,7 @@ def _bundle(
     if facts.notes:
         notes = _notes_problems(git, cat, facts, policy, who)
         return UpdateBundle(facts, commits, notes=notes)
-    if facts.revlist is None or facts.commit is None:
+    if not judges_range(facts, policy, who) or facts.commit is None:
         return UpdateBundle(facts, commits)
     moved = {fold_path(row[1]) for row in rows}
     policy_moved = (

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from git_evidence.rules.commits import decide_staged, decide_update
+from git_evidence.rules.commits import decide_ref, decide_staged, decide_update
 from git_evidence.rules.files import (
     decide_file,
     decide_ledger,
@@ -22,7 +22,7 @@ from git_evidence.rules.findings import UpdateDecision, liftable_by_trust, worst
 from git_evidence.rules.table import REJECT
 
 if TYPE_CHECKING:  # data types only: the rules import nothing that runs git
-    from git_evidence.core.facts import PushFacts, UpdateBundle
+    from git_evidence.core.facts import PushFacts, UpdateBundle, UpdateFacts
     from git_evidence.policy.identity import Identity
     from git_evidence.policy.schema import Policy
 
@@ -65,6 +65,18 @@ def decide(push: PushFacts, policy: Policy, who: Identity) -> Decided:
         for outcome in decisions:
             outcome.findings = [liftable_by_trust(f) for f in outcome.findings]
     return Decided(decisions, notes)
+
+
+def judges_range(facts: UpdateFacts, policy: Policy, who: Identity) -> bool:
+    """Whether the pass judges the commits of the update's range: it has one, and its
+    ref is not refused on its own (``decide_ref``). The gate reads the lock, the ledger,
+    the quota and the files a tip leaves only for such an update, as the pass reads them
+    only then: a push refused by its ref name costs no more reading."""
+    return (
+        facts.revlist is not None
+        and facts.commit is not None
+        and not decide_ref(facts, policy, who)
+    )
 
 
 def _update(
