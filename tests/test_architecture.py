@@ -20,6 +20,13 @@ PACKAGE = PROJECT / "git_evidence"
 # Decide from bytes and documents only: they never run git, nor import what does.
 PURE = (
     "rules.table",
+    "rules.findings",
+    "rules.summaries",
+    "rules.commits",
+    "rules.files",
+    "rules.decide",
+    "core.facts",
+    "gate.walk",
     "core.paths",
     "core.globs",
     "core.links",
@@ -234,6 +241,121 @@ def test_no_import_circle_even_for_types() -> None:
     assert not circles, "import circles (move the shared data type out):\n" + "\n".join(
         " <-> ".join(c) for c in circles
     )
+
+
+# --- findings are built by the rules package only --------------------------------------
+
+RULES_PACKAGE = "git_evidence.rules"
+# The deciders the one decide pass (rules/decide.py) calls: nothing outside the rules
+# package imports them, so every entry point's findings come from that one pass.
+DECIDERS = ("git_evidence.rules.commits", "git_evidence.rules.files")
+# An error that stopped a command is reported as the one finding of its JSON document
+# (`error`): cli/main.py, the one place errors are caught, makes it with the rules'
+# `error_finding`. No rule decides there, and no other module may.
+ERROR_FINDING = {"git_evidence.cli.main"}
+
+
+def _private_builders() -> set[str]:
+    """The rules' private finding builders: findings.py's module-level ``_`` functions."""
+    tree = ast.parse(MODULES["git_evidence.rules.findings"].read_bytes())
+    return {
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef) and node.name.startswith("_")
+    }
+
+
+def _finding_crossings(name: str, path: Path, private: set[str]) -> list[str]:
+    where = path.relative_to(PROJECT) if path.is_relative_to(PROJECT) else path
+    wrong = [
+        f"{where}:{i.line}: imports the deciders of {i.target}"
+        for i in IMPORTS[name]
+        if i.target in DECIDERS
+    ]
+    for node in ast.walk(ast.parse(path.read_bytes(), str(path))):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(RULES_PACKAGE):
+            wrong += [
+                f"{where}:{node.lineno}: imports {alias.name} from {node.module}"
+                for alias in node.names
+                if alias.name.startswith("_")
+            ]
+        # imported by name: refused above; through a rules module: `findings._finding`
+        if isinstance(node, ast.Attribute) and node.attr in private:
+            wrong.append(f"{where}:{node.lineno}: uses the rules' private {node.attr}")
+        if isinstance(node, ast.Call):
+            func = node.func
+            called = (
+                func.id
+                if isinstance(func, ast.Name)
+                else func.attr
+                if isinstance(func, ast.Attribute)
+                else ""
+            )
+            if called == "Finding":
+                wrong.append(f"{where}:{node.lineno}: builds a Finding")
+            if called == "error_finding" and name not in ERROR_FINDING:
+                wrong.append(f"{where}:{node.lineno}: turns an error into a finding")
+    return wrong
+
+
+def test_findings_are_built_only_by_the_rules_package() -> None:
+    private = _private_builders()
+    assert {"_finding", "_range"} <= private  # guards the test: the builders were found
+    wrong = [
+        crossing
+        for name, path in MODULES.items()
+        if not name.startswith(f"{RULES_PACKAGE}.")
+        for crossing in _finding_crossings(name, path, private)
+    ]
+    assert not wrong, "findings are the rules' to build (rules/decide.py):\n" + "\n".join(wrong)
+
+
+def test_the_finding_check_notices_a_finding_built_elsewhere(tmp_path: Path) -> None:
+    stray = tmp_path / "stray.py"
+    stray.write_text(
+        "from git_evidence.rules.findings import Finding, _finding\n"
+        "from git_evidence.rules import files, findings\n"
+        "Finding('mixed-commit', 'reject', 'r', None, {}, 'm', 'h')\n"
+        "_finding('mixed-commit', 'r', message='m')\n"
+        "findings._range\n"
+        "files.decide_lock\n"
+        "error_finding('usage-error', 'm', 'h')\n"
+    )
+    IMPORTS["stray"] = _imports("git_evidence.stray", stray)
+    try:
+        said = " ".join(_finding_crossings("stray", stray, _private_builders()))
+    finally:
+        del IMPORTS["stray"]
+    for what in (
+        "builds a Finding",
+        "imports _finding",
+        "private _range",
+        "deciders of git_evidence.rules.files",
+        "turns an error into a finding",
+    ):
+        assert what in said, said
+
+
+def test_only_the_one_decide_pass_is_called_by_the_gate() -> None:
+    """The gate's decision step calls ``rules.decide.decide``; the pipeline asks it only
+    which ranges it judges (to read no more for a ref refused by itself); no command
+    imports it (a command that decides goes through the gate)."""
+    decision = {i.target for i in IMPORTS["git_evidence.gate.decision"]}
+    assert "git_evidence.rules.decide" in decision
+    callers = sorted(
+        name
+        for name, found in IMPORTS.items()
+        if any(i.target == "git_evidence.rules.decide" for i in found)
+    )
+    assert callers == ["git_evidence.gate.decision", "git_evidence.gate.pipeline"], callers
+    tree = ast.parse(MODULES["git_evidence.gate.pipeline"].read_bytes())
+    asked = {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module == "git_evidence.rules.decide"
+        for alias in node.names
+    }
+    assert asked == {"judges_range"}, asked
 
 
 # --- the hook path never loads GitPython, argparse or dataclasses -------------------

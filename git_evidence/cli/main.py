@@ -250,14 +250,14 @@ def _failed(exc: EvidenceError, args: argparse.Namespace | None, fmt: str) -> in
     elif fmt in FORGE_FORMATS and not hook:
         from git_evidence.gate.report import Report
         from git_evidence.policy.identity import Identity
-        from git_evidence.rules.table import error_finding
+        from git_evidence.rules.findings import error_finding
 
         finding = error_finding(exc.rule, exc.message, fix or USAGE_HINT)
         anyone = who or Identity(None, "client clone")
         _emit(Report(anyone, None, error=finding), fmt, sys.stdout)
     elif who is not None and (hook or not isinstance(exc, UsageError)):
         from git_evidence.gate.report import Report
-        from git_evidence.rules.table import error_finding
+        from git_evidence.rules.findings import error_finding
 
         finding = error_finding(exc.rule, exc.message, fix)
         _emit(Report(who, None, error=finding), fmt, sys.stderr)

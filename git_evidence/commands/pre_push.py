@@ -13,14 +13,15 @@ import sys
 from typing import TYPE_CHECKING
 
 from git_evidence.core.errors import PolicyError, UsageError
+from git_evidence.core.facts import RefUpdate
 from git_evidence.core.oids import zero_oid
 from git_evidence.gate import pipeline
-from git_evidence.gate.ranges import RefUpdate, parse_push_lines
+from git_evidence.gate.ranges import parse_push_lines
 from git_evidence.gate.report import Report
 from git_evidence.plumbing.context import client_policy, client_view
 from git_evidence.plumbing.git import Git
 from git_evidence.policy.identity import client_identity
-from git_evidence.rules import table
+from git_evidence.rules.table import CLIENT_POLICY_FIX
 from git_evidence.terminal import console
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ def run(args: argparse.Namespace) -> Report:
         policy = client_policy(git, remote, refs)
     except PolicyError as exc:
         exc.fix = (
-            f"{table.CLIENT_POLICY_FIX}; when the remote's base branch carries the broken "
+            f"{CLIENT_POLICY_FIX}; when the remote's base branch carries the broken "
             "file, every push is refused there too: its admin recovers it (docs/policy.md: "
             "Recovering from a broken base policy)"
         )
@@ -62,11 +63,8 @@ def run(args: argparse.Namespace) -> Report:
     view = client_view(remote, refs, policy)
     if not view.notes:
         notes.append(_no_lock(git, remote, policy.notes_ref))
-    report = pipeline.decide(git, updates, policy, view, who)
+    report = pipeline.decide(git, updates, policy, view, who, entry="pre-push")
     report.notes = notes
-    if not who.trusted_clone:
-        for decision in report.decisions:
-            decision.findings = [table.liftable_by_trust(f) for f in decision.findings]
     pipeline.show_findings(git, report, args.max_findings)
     return report
 

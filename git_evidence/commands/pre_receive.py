@@ -12,15 +12,13 @@ from git_evidence.gate.ranges import parse_receive_lines
 from git_evidence.gate.report import Report
 from git_evidence.plumbing.context import (
     judged_refs,
-    policy_after_push,
     server_aliases,
     server_policy,
     server_view,
 )
 from git_evidence.plumbing.git import Git
 from git_evidence.policy.identity import server_pusher
-from git_evidence.policy.schema import POLICY_FILE, Policy
-from git_evidence.rules.table import REJECT, decide_policy_file
+from git_evidence.policy.schema import Policy
 
 if TYPE_CHECKING:
     import argparse
@@ -41,13 +39,7 @@ def run(args: argparse.Namespace) -> Report:
     view = server_view(refs, policy)
     aliases = server_aliases(git, refs, symrefs, updates)
     updates, notes = judged_refs(updates, aliases, {*view.protected, policy.notes_ref})
-    report = pipeline.decide(git, updates, policy, view, who)
+    report = pipeline.decide(git, updates, policy, view, who, server_refs=refs)
     report.notes = notes + report.notes
-    changed = [v for v in report.decisions if v.facts.policy_changed]
-    if changed and report.decision != REJECT:
-        # Each policy file parses; together they must still give one policy.
-        problem = policy_after_push(git, refs, updates)
-        for outcome in changed:
-            outcome.findings += decide_policy_file(outcome.facts, problem, POLICY_FILE)
     pipeline.show_findings(git, report, args.max_findings)
     return report

@@ -25,9 +25,10 @@ from collections.abc import Iterator, Sequence
 from typing import NoReturn, cast
 
 from git_evidence.core.errors import EXIT_ERROR, PREFIX, EvidenceError, UsageError
+from git_evidence.core.facts import CommitDiff
 from git_evidence.core.oids import Oid
 from git_evidence.core.paths import EVIDENCE_CLASSES, Classifier, PathClass
-from git_evidence.gate.ranges import CommitDiff, LinkResolver, parse_raw
+from git_evidence.gate.ranges import LinkResolver, parse_raw
 from git_evidence.plumbing.context import chosen_policy
 from git_evidence.plumbing.git import CatFile, Git
 from git_evidence.plumbing.objects import (
@@ -42,6 +43,7 @@ from git_evidence.plumbing.objects import (
 )
 from git_evidence.policy.schema import Policy
 from git_evidence.rules import table
+from git_evidence.rules.summaries import summarize
 from git_evidence.split.outcome import (
     EVIDENCE,
     PRODUCT,
@@ -247,7 +249,7 @@ class _Splitter:
         (links followed through the commit's own tree)."""
         tokens = self.git.diff_tree_stream([revlist], [[]])
         for commit in parse_raw(tokens, LinkResolver(self.git, self.cat)):
-            yield commit, table.summarize(commit, self.classifier).classes
+            yield commit, summarize(commit, self.classifier).classes
 
     def _mixed(self, revlist: Sequence[str]) -> dict[Oid, Halves]:
         """The commits the gate's `mixed-commit` rule fires on, their changes sorted."""

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from git_evidence.core.errors import EXIT_ALLOW, EXIT_REFUSE, PREFIX
+from git_evidence.core.facts import Drift, Entry, LockRef
 from git_evidence.core.oids import Oid
 from git_evidence.gate.report import (
     Report,
@@ -26,7 +27,6 @@ from git_evidence.gate.report import (
 from git_evidence.ledger.freezes import freeze_notes
 from git_evidence.lock import manifest, record
 from git_evidence.lock.disk import worktree_manifest
-from git_evidence.lock.manifest import Drift, Entry
 from git_evidence.lock.record import LockInvalid
 from git_evidence.plumbing.context import draft_policy, policy_at, require_commit
 from git_evidence.plumbing.git import Git
@@ -167,7 +167,7 @@ def _trees_at(
 def _print_text(
     rev: str,
     worktree: bool,
-    found: record.LockRef | None,
+    found: LockRef | None,
     pinned: record.CachedLock | None,
     problem: str | None,
     drift: list[Drift],

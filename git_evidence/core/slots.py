@@ -4,7 +4,8 @@ fields in ``__slots__`` a field-wise ``==`` and a readable ``repr``.
 Why not ``@dataclass``: every process that loads it pays ~14 ms here (the module pulls
 in ``inspect``; each class compiles its methods at import), a quarter of a push's
 hook. The hooks' immutable records are ``NamedTuple``s; the few records the gate fills
-in as it goes are ``Slotted``."""
+in as it goes are ``Slotted``, and the facts built once and never compared with a tuple
+are ``Frozen``."""
 
 from __future__ import annotations
 
@@ -27,3 +28,17 @@ class Slotted:
     def __repr__(self) -> str:
         fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
         return f"{type(self).__name__}({fields})"
+
+
+class Frozen(Slotted):
+    """A ``Slotted`` record built once: its ``__init__`` sets each field through
+    ``object.__setattr__``, and any assignment after that is an error. For the facts the
+    rules read, which no one may change between gathering and deciding."""
+
+    __slots__ = ()
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is built once: {name} cannot be set")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is built once: {name} cannot be deleted")

@@ -1,23 +1,29 @@
-"""The judging pipeline shared by every judging command:
-ref updates → ranges → classified commits → findings → report."""
+"""The judging pipeline shared by every judging command: ref updates → ranges →
+classified commits → the facts of each update (``gather``: git only, no finding) →
+the one decide pass (``rules/decide.py``, through ``decision.py``) → a report."""
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from git_evidence.core import paths
-from git_evidence.core.errors import PolicyError
+from git_evidence.core.facts import (
+    CommitSummary,
+    FileProblem,
+    PushFacts,
+    RefUpdate,
+    UpdateBundle,
+    UpdateFacts,
+)
 from git_evidence.core.oids import Oid
 from git_evidence.core.paths import Classifier, fold_path
-from git_evidence.gate import endpoint
+from git_evidence.gate import carried, decision, endpoint
 from git_evidence.gate.budget import PROGRESS
 from git_evidence.gate.endpoint import EndpointRow
 from git_evidence.gate.ranges import (
     LinkResolver,
-    RefUpdate,
     RefView,
-    UpdateFacts,
     plan_updates,
     settle_plans,
     stream_commits,
@@ -25,16 +31,18 @@ from git_evidence.gate.ranges import (
 from git_evidence.gate.report import Report
 from git_evidence.ledger import check as ledger_check
 from git_evidence.lock import check as lock_check
+from git_evidence.plumbing.context import policy_after_push
 from git_evidence.plumbing.git import CatFile, Git, Later
-from git_evidence.policy import labels
 from git_evidence.policy.identity import Identity
-from git_evidence.policy.schema import POLICY_FILE, Policy, parse_policy
-from git_evidence.rules import table
+from git_evidence.policy.schema import POLICY_FILE, Policy
+from git_evidence.rules.decide import judges_range
+from git_evidence.rules.summaries import summarize, with_kept
+
+if TYPE_CHECKING:
+    from git_evidence.core.facts import EntryPoint
+    from git_evidence.ledger.entries import Problem
 
 MAX_FINDINGS_KEY = "evidence.maxFindings"
-UNPUSHED_FILES = (
-    "a push of this to a protected ref is refused until the file parses: fix it and commit again"
-)
 
 
 def decide(
@@ -45,125 +53,180 @@ def decide(
     who: Identity,
     *,
     named_refs: bool = True,
+    entry: EntryPoint | None = None,
+    server_refs: Mapping[str, Oid] | None = None,
 ) -> Report:
-    """``named_refs=False`` judges ranges that are not ref updates (``check``)."""
-    # A judgement allocates acyclic data (tuples, strings, dicts and lists of them):
-    # the cyclic collector would only rescan every live summary again and again on a
-    # large push (a quarter of a second of 15,000 commits). It resumes afterwards.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        return _judge(git, updates, policy, view, who, named_refs)
-    finally:
-        if collecting:
-            gc.enable()
+    """Gather, then decide, the cyclic collector paused throughout: ``named_refs=False``
+    judges ranges that are not ref updates (``check``); ``entry`` names who asks when a
+    finding is worded for it (``pre-push``); ``server_refs`` (pre-receive): the server's
+    refs before the push, to read its policy as the push leaves it."""
+    entry = entry or ("pre-receive" if named_refs else "check")
+    with decision.acyclic():
+        push = gather(
+            git,
+            updates,
+            policy,
+            view,
+            who,
+            named_refs=named_refs,
+            entry=entry,
+            server_refs=server_refs,
+        )
+        return decision.decide(push, policy, who)
 
 
-def _judge(
+def gather(
+    git: Git,
+    updates: Sequence[RefUpdate],
+    policy: Policy,
+    view: RefView,
+    who: Identity,
+    *,
+    named_refs: bool = True,
+    entry: EntryPoint = "pre-receive",
+    server_refs: Mapping[str, Oid] | None = None,
+) -> PushFacts:
+    """Every fact the decide pass reads about ``updates``, from git; no finding."""
+    with decision.acyclic():
+        push = _gather(git, updates, policy, view, who, named_refs, entry)
+        if server_refs is None or not any(b.policy_changed for b in push.updates):
+            return push
+        # Each policy file parses; together they must still give one policy.
+        problem = policy_after_push(git, server_refs, updates)
+        if problem is None:
+            return push
+        after = FileProblem("policy", POLICY_FILE, problem)
+        return PushFacts(push.updates, entry, after_push=after)
+
+
+def _gather(
     git: Git,
     updates: Sequence[RefUpdate],
     policy: Policy,
     view: RefView,
     who: Identity,
     named_refs: bool,
-) -> Report:
-    plans = plan_updates(git, updates, policy, view)
-    for plan in plans:
-        plan.named_ref = named_refs
+    entry: EntryPoint,
+) -> PushFacts:
+    plans = plan_updates(git, updates, policy, view, named_refs=named_refs)
     classifier = policy.classifier()
     ledger_path = fold_path(policy.ledger_path)
     quota_path = fold_path(policy.quota_path)
     PROGRESS.stage = "diffing the pushed commits"
     # Ranges of one push overlap; boundary commits (`-<oid>`) are not judged.
     PROGRESS.listed = lambda: len({c for p in plans for c in p.listed if c[:1] != "-"})
-    summaries: dict[Oid, table.CommitSummary] = {}
+    summaries: dict[Oid, CommitSummary] = {}
     parents: dict[str, list[str]] = {}  # each commit's, from the stream's listing
     ahead: dict[int, Later] = {}
+    settled: list[UpdateFacts] | None = None
     for commit in stream_commits(git, plans, parents):
-        if not summaries:
+        if settled is None:
             # The ranges are listed: each base-to-tip diff the endpoint rule needs
             # starts now, on the core the stream's reader leaves free.
-            settle_plans(plans)
+            settled = settle_plans(plans)
             ahead = {
                 i: git.diff_trees_later(*ends)
-                for i, p in enumerate(plans)
-                if (ends := _endpoint_ends(p, parents))
+                for i, facts in enumerate(settled)
+                if (ends := _endpoint_ends(facts, parents))
             }
-        summaries[commit.oid] = table.summarize(commit, classifier, ledger_path, quota_path)
+        summaries[commit.oid] = summarize(commit, classifier, ledger_path, quota_path)
         PROGRESS.commits += 1
-    if not summaries:  # no commit came: settled only now
-        settle_plans(plans)
+    if settled is None:  # no commit came: settled only now
+        settled = settle_plans(plans)
     with CatFile(git) as cat:
         PROGRESS.stage = "comparing each base with its new tip"
         links = LinkResolver(git, cat)
         endpoints = [
-            _endpoint_rows(git, links, classifier, plan, parents, ahead.pop(i, None))
-            for i, plan in enumerate(plans)
+            _endpoint_rows(git, links, classifier, facts, parents, ahead.pop(i, None))
+            for i, facts in enumerate(settled)
         ]
         # Rows were classified by their raw bytes, each distinct path once; what
         # follows asks by name (the classifier's own cache), so the raw keys can go.
         classifier.plain_classes.clear()
-        decisions = []
-        for plan, rows in zip(plans, endpoints, strict=True):
-            commits = [summaries[c] for c in plan.commits]
-            kept = endpoint.answering(git, plan, rows, summaries, parents)
+        judged: list[list[CommitSummary]] = []
+        for facts, rows in zip(settled, endpoints, strict=True):
+            commits = [summaries[c] for c in facts.commits]
+            kept = endpoint.answering(git, facts, rows, summaries, parents)
             if kept:
-                commits = [table.with_kept(c, kept[c.oid]) if c.oid in kept else c for c in commits]
-            decisions.append(table.decide_update(plan, commits, policy, who))
+                commits = [with_kept(c, kept[c.oid]) if c.oid in kept else c for c in commits]
+            judged.append(commits)
         PROGRESS.stage = "checking the lock and the freeze ledger"
         pins = lock_check.pin_lookup(git, cat, policy.notes_ref)
-        notes: list[str] = []
-        for outcome, rows in zip(decisions, endpoints, strict=True):
-            facts = outcome.facts
-            if facts.notes and facts.update.ref.casefold() == policy.judge.notes_ref.casefold():
-                outcome.findings += _verdict_findings(git, cat, facts, policy, who)
-            elif facts.notes:
-                outcome.findings += _notes_findings(git, cat, facts, policy, who)
-            if not outcome.judged or facts.commit is None:
-                continue
-            moved = {fold_path(row[1]) for row in rows}
-            policy_moved = (
-                facts.base is None
-                or fold_path(POLICY_FILE) in moved
-                or any(_touches(summaries[c], paths.POLICY, POLICY_FILE) for c in facts.commits)
-            )
-            # The files a protected ref must be left with parsing; a range `check` judges
-            # is no ref, so what a push of it to a protected ref would meet is a note.
-            if facts.protected or not facts.named_ref:
-                carried: Policy | None = None  # the policy file the new tip carries, parsed
-                files: list[table.Finding] = []
-                if policy_moved:
-                    facts.policy_changed = facts.protected
-                    problem, carried = _policy_problem(cat, facts.commit)
-                    files += table.decide_policy_file(facts, problem, POLICY_FILE)
-                # The labels file the tip leaves: at the path the policy in force after
-                # the push names (a sealed policy's, else the one the tip carries).
-                after = policy if carried is None or _sealed(policy) else carried
-                folded = fold_path(after.labels_path)
-                if policy_moved or folded in moved or _labels_touched(summaries, facts, folded):
-                    problem = _labels_problem(cat, facts.commit, after.labels_path)
-                    files += table.decide_labels_file(facts, problem, after.labels_path)
-                if facts.protected:
-                    outcome.findings += files
-                else:
-                    notes += [f"{f.rule}: {f.message} ({UNPUSHED_FILES})" for f in files]
-            found = lock_check.lock_facts(git, cat, policy, facts.base, facts.commit, view.notes)
-            proposed = any(f.rule == "evidence-proposed" for f in outcome.findings)
-            outcome.findings += table.decide_lock(facts, found, policy, who, proposed=proposed)
-            touched = [(c, change) for c in facts.commits for change in summaries[c].ledger]
-            # The whole-range check runs whenever the ledger differs between base and
-            # new, also when no commit's own diff touches it (a merge kept an older one).
-            if touched or ledger_path in moved:
-                problems = ledger_check.ledger_problems(git, cat, facts, touched, policy, pins)
-                outcome.findings += table.decide_ledger(facts, problems, policy.ledger_path)
-            spent = [(c, change) for c in facts.commits for change in summaries[c].quota]
-            if spent or quota_path in moved:  # as the ledger: a kept older copy too
-                # loaded only for a push that touches the quota, off the hook's start
-                from git_evidence.ledger import quota, quota_check
+        bundles = [
+            _bundle(git, cat, facts, commits, rows, summaries, policy, view, who, pins)
+            for facts, commits, rows in zip(settled, judged, endpoints, strict=True)
+        ]
+    return PushFacts(bundles, entry)
 
-                faults = quota_check.quota_problems(git, cat, facts, spent, policy, who)
-                outcome.findings += quota.decide_quota(facts, faults, policy.quota_path)
-    return Report(who, policy, decisions, notes=notes)
+
+def _bundle(
+    git: Git,
+    cat: CatFile,
+    facts: UpdateFacts,
+    commits: list[CommitSummary],
+    rows: Sequence[EndpointRow],
+    summaries: Mapping[Oid, CommitSummary],
+    policy: Policy,
+    view: RefView,
+    who: Identity,
+    pins: Callable[[str], bool],
+) -> UpdateBundle:
+    """What one update's decision reads beside its commits: the notes it pushes, and
+    for a range judged, the files its tip leaves, the lock, the ledger and the quota."""
+    if facts.notes and facts.update.ref.casefold() == policy.judge.notes_ref.casefold():
+        verdicts = _verdict_problems(git, cat, facts, policy, who)
+        return UpdateBundle(facts, commits, verdicts=verdicts)
+    if facts.notes:
+        notes = _notes_problems(git, cat, facts, policy, who)
+        return UpdateBundle(facts, commits, notes=notes)
+    if not judges_range(facts, policy, who) or facts.commit is None:
+        return UpdateBundle(facts, commits)
+    moved = {fold_path(row[1]) for row in rows}
+    policy_moved = (
+        facts.base is None
+        or fold_path(POLICY_FILE) in moved
+        or any(_touches(summaries[c], paths.POLICY, POLICY_FILE) for c in facts.commits)
+    )
+    # The files a protected ref must be left with parsing; a range `check` judges
+    # is no ref, so what a push of it to a protected ref would meet is a note.
+    files: list[FileProblem] = []
+    if facts.protected or not facts.named_ref:
+        carries: Policy | None = None  # the policy file the new tip carries, parsed
+        if policy_moved:
+            problem, carries = carried.tip_policy(cat, facts.commit)
+            if problem is not None:
+                files.append(FileProblem("policy", POLICY_FILE, problem))
+        # The labels file the tip leaves: at the path the policy in force after
+        # the push names (a sealed policy's, else the one the tip carries).
+        after = policy if carries is None or _sealed(policy) else carries
+        folded = fold_path(after.labels_path)
+        if policy_moved or folded in moved or _labels_touched(summaries, facts, folded):
+            problem = carried.tip_labels(cat, facts.commit, after.labels_path)
+            if problem is not None:
+                files.append(FileProblem("labels", after.labels_path, problem))
+    found = lock_check.lock_facts(git, cat, policy, facts.base, facts.commit, view.notes)
+    touched = [(c, change) for c in facts.commits for change in summaries[c].ledger]
+    ledger: list[tuple[Oid | None, Problem]] = []
+    # The whole-range check runs whenever the ledger differs between base and
+    # new, also when no commit's own diff touches it (a merge kept an older one).
+    if touched or fold_path(policy.ledger_path) in moved:
+        ledger = ledger_check.ledger_problems(git, cat, facts, touched, policy, pins)
+    spent = [(c, change) for c in facts.commits for change in summaries[c].quota]
+    quota: list[tuple[Oid | None, Problem]] = []
+    if spent or fold_path(policy.quota_path) in moved:  # as the ledger: a kept older copy too
+        # loaded only for a push that touches the quota, off the hook's start
+        from git_evidence.ledger import quota_check
+
+        quota = quota_check.quota_problems(git, cat, facts, spent, policy, who)
+    return UpdateBundle(
+        facts,
+        commits,
+        lock=found,
+        ledger=ledger,
+        quota=quota,
+        files=files,
+        policy_changed=facts.protected and policy_moved,
+    )
 
 
 def show_findings(git: Git, report: Report, given: int | None) -> None:
@@ -222,24 +285,8 @@ def _endpoint_ends(
     return base, new
 
 
-def _touches(summary: table.CommitSummary, klass: paths.PathClass, path: str) -> bool:
+def _touches(summary: CommitSummary, klass: paths.PathClass, path: str) -> bool:
     return klass in summary.classes and path in dict(summary.by_class)[klass]
-
-
-def _policy_problem(cat: CatFile, commit: str) -> tuple[str | None, Policy | None]:
-    """Why the policy file ``commit`` carries does not parse and validate, or None
-    and the policy (the built-in defaults when there is no file, which are valid)."""
-    hit = cat.get(f"{commit}:{POLICY_FILE}")
-    if hit is None:
-        return None, Policy()
-    _, kind, data = hit
-    source = f"{commit[:12]}:{POLICY_FILE}"
-    if kind != "blob":
-        return f"{source}: a {kind}, not a policy file", None
-    try:
-        return None, parse_policy(data, source)
-    except PolicyError as exc:
-        return exc.message, None
 
 
 def _sealed(policy: Policy) -> bool:
@@ -249,7 +296,7 @@ def _sealed(policy: Policy) -> bool:
 
 
 def _labels_touched(
-    summaries: dict[Oid, table.CommitSummary], facts: UpdateFacts, folded: str
+    summaries: Mapping[Oid, CommitSummary], facts: UpdateFacts, folded: str
 ) -> bool:
     """Whether a commit of the range changes the labels file (any spelling of it)."""
     for commit in facts.commits:
@@ -261,34 +308,20 @@ def _labels_touched(
     return False
 
 
-def _labels_problem(cat: CatFile, commit: str, path: str) -> str | None:
-    """Why the labels file ``commit`` carries at ``path`` does not parse (``FILE:LINE:
-    what``), or None (no file: no labels, nothing to parse)."""
-    hit = cat.get(f"{commit}:{path}")
-    if hit is None:
-        return None
-    _, kind, data = hit
-    source = f"{commit[:12]}:{path}"
-    if kind != "blob":
-        return f"{source}: a {kind}, not a labels file"
-    return labels.labels_problem(data, source)
-
-
-def _notes_findings(
+def _notes_problems(
     git: Git, cat: CatFile, facts: UpdateFacts, policy: Policy, who: Identity
-) -> list[table.Finding]:
+) -> list[str]:
     """A lock writer's update of the notes ref: every note it adds must be a lock of
     its commit (anyone else's is refused by notes-forge already)."""
     if facts.update.is_delete or not who.lock_writer(policy):
         return []
     old = None if facts.update.is_create else facts.update.old
-    problems = lock_check.check_notes_update(git, cat, old, facts.update.new, policy)
-    return table.decide_notes(facts, problems)
+    return lock_check.check_notes_update(git, cat, old, facts.update.new, policy)
 
 
-def _verdict_findings(
+def _verdict_problems(
     git: Git, cat: CatFile, facts: UpdateFacts, policy: Policy, who: Identity
-) -> list[table.Finding]:
+) -> list[str]:
     """A verdict writer's update of the verdict notes ref: every note it adds or
     changes must be one canonical verdict record about the commit it annotates."""
     from git_evidence.judge import record as verdict_record
@@ -305,4 +338,4 @@ def _verdict_findings(
             continue
         annotated = raw.decode("utf-8", "replace").replace("/", "")
         problems += verdict_record.problems(cat.read(fields[3]), annotated)
-    return table.decide_verdict_notes(facts, problems)
+    return problems

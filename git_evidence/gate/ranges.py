@@ -1,6 +1,7 @@
 """Ref updates → the commits they bring → the changes of each commit.
 
-This layer asks git questions and gathers facts; it decides nothing.
+This layer asks git questions and gathers facts (the records of ``core/facts.py``); it
+decides nothing.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import NamedTuple, cast
 
 from git_evidence.core.errors import GitError, UsageError
+from git_evidence.core.facts import CommitDiff, RefUpdate, UpdateFacts
 from git_evidence.core.links import LinkWalk, follow_link
 from git_evidence.core.oids import Oid, is_oid, is_zero
 from git_evidence.core.paths import GITLINK_MODE, SYMLINK_MODE, Change
@@ -20,20 +22,6 @@ from git_evidence.policy.schema import Policy
 
 # ``sys.intern`` for the ids the stream parses: typed to give an Oid, at no cost per id.
 _intern_oid = cast("Callable[[str], Oid]", sys.intern)
-
-
-class RefUpdate(NamedTuple):
-    old: Oid
-    new: Oid
-    ref: str
-
-    @property
-    def is_delete(self) -> bool:
-        return is_zero(self.new)
-
-    @property
-    def is_create(self) -> bool:
-        return is_zero(self.old)
 
 
 def parse_receive_lines(data: bytes) -> list[RefUpdate]:
@@ -76,19 +64,19 @@ class RefView(NamedTuple):
     notes: bool = False  # the lock notes ref exists here
 
 
-class UpdateFacts(Slotted):
-    """What git says about one ref update; the rules turn this into findings."""
+class UpdatePlan(Slotted):
+    """One ref update as it is planned and its range listed: what git says before the
+    stream (``plan_updates``), and rev-list's lines as the stream reads them. When the
+    listing is complete, ``settle_plans`` makes the ``UpdateFacts`` the rules read."""
 
     __slots__ = (
         "base",
         "commit",
-        "commits",
         "creates_base",
         "fast_forward",
         "listed",
         "named_ref",
         "notes",
-        "policy_changed",
         "protected",
         "revlist",
         "update",
@@ -99,37 +87,32 @@ class UpdateFacts(Slotted):
         update: RefUpdate,
         protected: bool,
         notes: bool,
-        commit: Oid | None = None,
-        fast_forward: bool | None = None,
-        base: Oid | None = None,
-        revlist: tuple[str, ...] | None = None,
-        listed: list[str] | None = None,
-        commits: list[Oid] | None = None,
         named_ref: bool = True,
-        policy_changed: bool = False,
-        creates_base: bool = False,
     ) -> None:
         self.update = update
         self.protected = protected
         self.notes = notes
-        self.commit = commit  # `new` peeled to a commit
-        self.fast_forward = fast_forward
-        self.base = base
-        self.revlist = revlist  # rev-list arguments for the range
+        self.commit: Oid | None = None  # `new` peeled to a commit
+        self.fast_forward: bool | None = None
+        self.base: Oid | None = None
+        self.revlist: tuple[str, ...] | None = None  # rev-list arguments for the range
         # rev-list's lines for the range as the stream reads them: commit ids, and with
         # `--boundary` the boundary commits as `-<oid>` (stream_commits)
-        self.listed: list[str] = [] if listed is None else listed
-        self.commits: list[Oid] = [] if commits is None else commits  # (settle_plans)
+        self.listed: list[str] = []
         self.named_ref = named_ref  # False for `check` ranges: no ref-name rules
-        # a protected ref whose policy file the update changes
-        self.policy_changed = policy_changed
         # the update creates [rules].base itself, which does not exist here (a first push)
-        self.creates_base = creates_base
+        self.creates_base = False
 
 
 def plan_updates(
-    git: Git, updates: Sequence[RefUpdate], policy: Policy, view: RefView
-) -> list[UpdateFacts]:
+    git: Git,
+    updates: Sequence[RefUpdate],
+    policy: Policy,
+    view: RefView,
+    *,
+    named_refs: bool = True,
+) -> list[UpdatePlan]:
+    """``named_refs=False`` plans ranges that are not ref updates (``check``)."""
     wanted = [u.new for u in updates if not u.is_delete]
     is_protected = policy.is_protected
     wanted += [u.old for u in updates if not u.is_create and is_protected(u.ref)]
@@ -137,11 +120,12 @@ def plan_updates(
     plans = []
     exclude = sorted(set(view.protected.values()))
     for update in updates:
-        facts = UpdateFacts(
+        facts = UpdatePlan(
             update,
             protected=is_protected(update.ref),
             notes=update.ref.casefold()
             in (policy.notes_ref.casefold(), policy.judge.notes_ref.casefold()),
+            named_ref=named_refs,
         )
         facts.creates_base = update.is_create and view.base is None and update.ref == policy.base
         plans.append(facts)
@@ -178,19 +162,37 @@ def _base_of(git: Git, commit: Oid, base_tip: Oid, protected: Sequence[Oid]) -> 
     return git.nearest_of(commit, protected) or git.merge_base(base_tip, commit)
 
 
-def settle_plans(plans: Sequence[UpdateFacts]) -> None:
-    """After the stream: split boundary commits off each range and settle the
-    fast-forward question of protected updates (listed with ``--boundary``)."""
-    for facts in plans:
-        listed = facts.listed
-        facts.commits = cast("list[Oid]", [c for c in listed if not c.startswith("-")])
-        if facts.revlist and facts.revlist[0] == "--boundary":
-            old = facts.update.old
-            facts.fast_forward = old == facts.commit or f"-{old}" in listed
+def settle_plans(plans: Sequence[UpdatePlan]) -> list[UpdateFacts]:
+    """After the listing: each plan's facts, built once: the boundary commits split off
+    each range, and the fast-forward question of protected updates (listed with
+    ``--boundary``) settled."""
+    settled = []
+    for plan in plans:
+        listed = plan.listed
+        fast_forward = plan.fast_forward
+        if plan.revlist and plan.revlist[0] == "--boundary":
+            old = plan.update.old
+            fast_forward = old == plan.commit or f"-{old}" in listed
+        settled.append(
+            UpdateFacts(
+                plan.update,
+                plan.protected,
+                plan.notes,
+                commit=plan.commit,
+                fast_forward=fast_forward,
+                base=plan.base,
+                revlist=plan.revlist,
+                listed=listed,
+                commits=cast("list[Oid]", [c for c in listed if not c.startswith("-")]),
+                named_ref=plan.named_ref,
+                creates_base=plan.creates_base,
+            )
+        )
+    return settled
 
 
 def stream_commits(
-    git: Git, plans: Sequence[UpdateFacts], parents: dict[str, list[str]] | None = None
+    git: Git, plans: Sequence[UpdatePlan], parents: dict[str, list[str]] | None = None
 ) -> Iterator[CommitDiff]:
     """Every commit of every plan's range, each once, through one ``diff-tree``.
     Fills each plan's ``listed`` and ``parents`` (each listed commit's parents) as
@@ -206,16 +208,6 @@ def stream_commits(
             LinkResolver(git, blobs),
             plain_rows=True,
         )
-
-
-class CommitDiff(NamedTuple):
-    oid: Oid
-    merge: bool
-    changes: tuple[Change, ...]
-    # With ``plain_rows``: the rows of one parent and no symlink or gitlink, raw and
-    # flat (``meta, path, meta, path, …``). They live until the commit is summarized;
-    # the summary classifies each distinct path once per push, by its bytes.
-    rows: Sequence[bytes] = ()
 
 
 def parse_raw(

@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 from git_evidence.core.errors import EXIT_ALLOW, EXIT_ERROR, EXIT_REFUSE, PREFIX
 from git_evidence.core.slots import Slotted
-from git_evidence.rules.table import ALLOW, Finding, UpdateDecision, creates_base, worst
+from git_evidence.rules.findings import Finding, UpdateDecision, creates_base, worst
+from git_evidence.rules.table import ALLOW
 
 if TYPE_CHECKING:
-    from git_evidence.gate.ranges import UpdateFacts
+    from git_evidence.core.facts import UpdateFacts
     from git_evidence.policy.identity import Identity
     from git_evidence.policy.schema import Decision, Policy
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from git_evidence import __version__
 from git_evidence.core.errors import EvidenceError, UsageError
+from git_evidence.core.facts import Drift
 from git_evidence.core.oids import Oid
 from git_evidence.core.records import digest, now_utc
 from git_evidence.judge import held, shards, steps, workspace
@@ -41,7 +42,6 @@ from git_evidence.judge.scorecard import Sealed
 from git_evidence.judge.signals import active_freezes, any_disagreement, signals_from_runs
 from git_evidence.judge.text import explain
 from git_evidence.lock import record as lock_record
-from git_evidence.lock.manifest import Drift
 from git_evidence.plumbing.context import (
     client_policy_rev,
     draft_policy,

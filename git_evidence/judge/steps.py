@@ -11,6 +11,7 @@ from typing import Any
 
 from git_evidence.core import paths
 from git_evidence.core.errors import EvidenceError
+from git_evidence.core.facts import Drift, Entry, LockRef
 from git_evidence.core.oids import Oid
 from git_evidence.gate.ranges import LinkResolver, parse_raw
 from git_evidence.judge import scorecard, workspace
@@ -20,7 +21,6 @@ from git_evidence.judge.signals import FixtureRun, PropertyRuns, seed_flakes
 from git_evidence.ledger import entries
 from git_evidence.lock import manifest, record
 from git_evidence.lock.disk import worktree_manifest
-from git_evidence.lock.manifest import Drift, Entry
 from git_evidence.lock.record import LockInvalid
 from git_evidence.plumbing.context import labels_bytes
 from git_evidence.plumbing.git import RAW_DIFF, CatFile, Git, zsplit
@@ -229,10 +229,10 @@ def flakes_on_base(
     return replace(signals, flakes=flakes)
 
 
-def lock_ref(pin: Pin) -> record.LockRef | None:
+def lock_ref(pin: Pin) -> LockRef | None:
     if pin.commit is None or pin.note is None:
         return None
-    return record.LockRef(pin.commit, pin.note)
+    return LockRef(pin.commit, pin.note)
 
 
 def base_freezes(git: Git, policy: Policy, base: str) -> list[entries.Freeze]:

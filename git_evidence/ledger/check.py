@@ -8,8 +8,8 @@ import functools
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 
+from git_evidence.core.facts import UpdateFacts
 from git_evidence.core.oids import Oid, is_zero
-from git_evidence.gate.ranges import UpdateFacts
 from git_evidence.ledger import entries
 from git_evidence.plumbing.git import CatFile, Git, blob_id
 from git_evidence.policy.schema import Policy

@@ -4,18 +4,18 @@ A ``grant`` line (written by an evidence writer) adds retries; a ``spend`` line 
 by CI, a ledger writer) records the retries one test used. Remaining = grants − spends,
 never negative. A nondeterministic test may retry only while the retries a session uses
 stay within what remains. Pure: bytes, a clock and who may write in; entries, problems
-and findings out. What a session reports of its retries is ``plugin/retries.py``'s, the
-scorecard's quota vote and merge rule ``judge/scorecard.py``'s.
+and problems out. Its push findings are the rules' (``rules/files.py``); what a session
+reports of its retries is ``plugin/retries.py``'s, the scorecard's quota vote and merge
+rule ``judge/scorecard.py``'s.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
-from git_evidence.core.oids import Oid
 from git_evidence.core.records import iso_utc
 from git_evidence.ledger.entries import (
     BOM,
@@ -26,10 +26,6 @@ from git_evidence.ledger.entries import (
     json_object,
     parse_time,
 )
-from git_evidence.rules.table import Finding, RuleId, decide_ledger
-
-if TYPE_CHECKING:
-    from git_evidence.gate.ranges import UpdateFacts
 
 DEFAULT_PATH = "tests/retry-quota.jsonl"
 GRANT, SPEND = "grant", "spend"
@@ -202,27 +198,3 @@ def _entry_in_context(entry: Entry, balance: int, now: datetime, writers: Writer
     if entry.at > now + CLOCK_SKEW:
         why.append(f"at {iso_utc(entry.at)} is in the future by the server's clock")
     return why
-
-
-# -- findings at push ----------------------------------------------------------------
-
-# The quota's own hints for the ledger's two rules: (with a base, without one).
-HINTS: dict[RuleId, tuple[str, str]] = {
-    "ledger-rewrite": (
-        "the retry quota is append-only: restore its old bytes (`git checkout {base} -- "
-        "{path}`) and append new lines only",
-        "the retry quota is append-only: keep every line it had and append new lines only",
-    ),
-    "ledger-entry": (
-        "append only lines `git evidence quota` writes: grants pushed by an evidence "
-        "writer, spends pushed by CI (a ledger writer), never more spent than granted",
-    )
-    * 2,
-}
-
-
-def decide_quota(
-    facts: UpdateFacts, problems: Sequence[tuple[Oid | None, Problem]], path: str
-) -> list[Finding]:
-    """Findings for the quota's changes: the ledger's, with the quota's hints."""
-    return decide_ledger(facts, problems, path, hints=HINTS)

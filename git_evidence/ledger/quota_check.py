@@ -8,8 +8,8 @@ import functools
 from collections.abc import Sequence
 from datetime import datetime, timezone
 
+from git_evidence.core.facts import UpdateFacts
 from git_evidence.core.oids import Oid, is_zero
-from git_evidence.gate.ranges import UpdateFacts
 from git_evidence.ledger import quota
 from git_evidence.ledger.check import Touch, append_only_problems
 from git_evidence.ledger.entries import Problem

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from git_evidence.core.facts import Drift, LockFacts, LockRef
 from git_evidence.core.oids import Oid
-from git_evidence.core.slots import Slotted
-from git_evidence.lock.manifest import Drift, Listed, build_manifest, compare, root_trees, tree_ids
+from git_evidence.lock.manifest import Listed, build_manifest, compare, root_trees, tree_ids
 from git_evidence.lock.record import (
     Lock,
     LockCache,
     LockInvalid,
-    LockRef,
     lock_in_force,
     own_notes,
     parse_note,
@@ -22,26 +21,6 @@ from git_evidence.lock.record import (
 )
 from git_evidence.plumbing.git import CatFile, Git
 from git_evidence.policy.schema import Policy
-
-
-class LockFacts(Slotted):
-    """What the lock says about one ref update; the rules turn it into findings."""
-
-    __slots__ = ("breach", "digest", "found", "invalid", "stale")
-
-    def __init__(
-        self,
-        found: LockRef | None = None,
-        invalid: str | None = None,
-        breach: list[Drift] | None = None,
-        stale: list[Drift] | None = None,
-        digest: str | None = None,
-    ) -> None:
-        self.found = found
-        self.invalid = invalid
-        self.breach = breach  # new vs the base's own manifest
-        self.stale = stale  # base vs the lock in force
-        self.digest = digest
 
 
 def lock_facts(
@@ -57,9 +36,8 @@ def lock_facts(
     (post-receive pins every new protected tip), already validated (LockCache), whose
     root trees equal the base's, means the lock is in force and current. Otherwise
     the note is read, and blobs only where root trees differ."""
-    facts = LockFacts()
     if base is None:
-        return facts
+        return LockFacts()
     # No notes ref yet (a new server, a clone that fetched none) still has a base whose
     # own manifest is the reference: the breach is computed all the same.
     roots, exclude = policy.lock_roots, policy.lock_exclude
@@ -70,17 +48,20 @@ def lock_facts(
     new_trees = tree_ids(roots, hits[len(roots) :])
 
     found = lock_in_force(git, policy.notes_ref, base, notes.get(base), any_notes=notes_known)
-    facts.found = found
     summary = cache.get(found.blob) if found is not None else None
     lock: Lock | None = None
+    invalid: str | None = None
+    digest: str | None = None
+    breach: list[Drift] | None = None
+    stale: list[Drift] | None = None
     if found is not None and (summary is None or summary.commit != found.commit):
         try:
             lock = read_lock(git, found, cache, cat.read(found.blob))
             summary = lock.summary()
         except LockInvalid as exc:
-            facts.invalid, summary = exc.message, None
+            invalid, summary = exc.message, None
     if found is not None and summary is not None:
-        facts.digest = summary.digest
+        digest = summary.digest
         lock_roots = list(summary.trees)
         at_lock_roots = (
             base_trees if lock_roots == list(roots) else root_trees(git, base, lock_roots)
@@ -90,7 +71,7 @@ def lock_facts(
             _, base_files = build_manifest(
                 git, base, lock.roots, exclude, lock, trees=at_lock_roots
             )
-            facts.stale = compare(lock.files, base_files)
+            stale = compare(lock.files, base_files)
     if new_trees != base_trees:
         if lock is None and found is not None and summary is not None:
             lock = read_lock(git, found, cache, cat.read(found.blob))  # its hashes are reused
@@ -100,8 +81,8 @@ def lock_facts(
         _, new_files = build_manifest(
             git, new, roots, exclude, Listed(base_trees, base_files), trees=new_trees
         )
-        facts.breach = compare(base_files, new_files)
-    return facts
+        breach = compare(base_files, new_files)
+    return LockFacts(found, invalid, breach, stale, digest)
 
 
 def check_notes_update(

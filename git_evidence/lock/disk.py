@@ -13,8 +13,9 @@ import stat
 from collections.abc import Mapping
 
 from git_evidence.core.errors import GitError
+from git_evidence.core.facts import Entry
 from git_evidence.core.paths import GITLINK_MODE, SYMLINK_MODE
-from git_evidence.lock.manifest import LFS_MAX, Entry, Excluder, lfs_pointer
+from git_evidence.lock.manifest import LFS_MAX, Excluder, lfs_pointer
 from git_evidence.plumbing.git import Git
 
 CHUNK = 1 << 20

@@ -12,45 +12,16 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, NamedTuple, Protocol, cast
+from typing import NamedTuple, Protocol, cast
 
 from git_evidence.core.errors import GitError
+from git_evidence.core.facts import Drift, Entry
 from git_evidence.core.oids import Oid
 from git_evidence.core.paths import GITLINK_MODE, fold_path, glob_regex
 from git_evidence.plumbing.git import Git, widen_pipe
 
 LFS_HEADER = b"version https://git-lfs.github.com/spec/v1\n"
 LFS_MAX = 1024  # git-lfs never writes a larger pointer
-
-
-class Entry(NamedTuple):
-    """One file of a manifest. A gitlink has only ``mode`` and ``blob`` (the commit)."""
-
-    mode: str
-    blob: str  # the blob id (a gitlink: its commit); "" when hashed from disk alone
-    size: int | None = None
-    sha256: str | None = None
-    lfs: str | None = None  # "sha256:<hex> <size>" when the blob is an LFS pointer
-
-    def as_json(self) -> dict[str, Any]:
-        if self.mode == GITLINK_MODE:
-            return {"mode": self.mode, "commit": self.blob}
-        doc: dict[str, Any] = {
-            "mode": self.mode,
-            "blob": self.blob,
-            "size": self.size,
-            "sha256": self.sha256,
-        }
-        if self.lfs is not None:
-            oid, _, size = self.lfs.partition(" ")
-            doc["lfs"] = {"oid": oid, "size": int(size)}
-        return doc
-
-    @property
-    def digest(self) -> str:
-        if self.mode == GITLINK_MODE:
-            return f"commit:{self.blob}"
-        return f"sha256:{self.sha256}"
 
 
 class Manifest(Protocol):
@@ -425,33 +396,6 @@ def _is_tree(recorded: str) -> bool:
 def _hashes(previous: Manifest) -> dict[str, Entry]:
     """Blob id → an entry of ``previous`` with that blob (its size and hashes)."""
     return {e.blob: e for e in previous.files.values() if e.mode != GITLINK_MODE}
-
-
-class Drift(NamedTuple):
-    path: str
-    kind: str  # added | removed | modified | mode | lfs
-    old: Entry | None
-    new: Entry | None
-
-    def describe(self) -> str:
-        """``PATH: KIND (OLD -> NEW)``: the drift in one phrase."""
-        if self.kind == "mode":
-            return f"{self.path}: mode {self.change()[1:-1]}"
-        return f"{self.path}: {self.kind} {self.change()}"
-
-    def detail(self) -> str:
-        """``PATH (OLD -> NEW)``, for a list whose heading already says the kind."""
-        return f"{self.path} {self.change()}"
-
-    def change(self) -> str:
-        """``(OLD -> NEW)``: digests, or modes for a mode change."""
-        if self.kind == "mode":
-            return f"({self.old.mode if self.old else '-'} -> {self.new.mode if self.new else '-'})"
-        # 12 hex digits name a file's bytes well enough to compare by eye, and keep a
-        # drift line inside 80 columns under a host's prefix
-        old = self.old.digest.removeprefix("sha256:")[:12] if self.old else "-"
-        new = self.new.digest.removeprefix("sha256:")[:12] if self.new else "-"
-        return f"({old} -> {new})"
 
 
 def compare(locked: Mapping[str, Entry], actual: Mapping[str, Entry]) -> list[Drift]:

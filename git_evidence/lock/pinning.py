@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import cast
 
 from git_evidence.core.errors import EvidenceError
+from git_evidence.core.facts import LockRef
 from git_evidence.core.oids import Oid
 from git_evidence.core.records import now_utc
 from git_evidence.lock.manifest import build_manifest, root_trees, tree_ids
@@ -21,7 +22,6 @@ from git_evidence.lock.record import (
     Lock,
     LockCache,
     LockInvalid,
-    LockRef,
     lock_in_force,
     own_notes,
     previous_lock,

@@ -17,10 +17,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from git_evidence.core.errors import EvidenceError
+from git_evidence.core.facts import Entry, LockRef
 from git_evidence.core.oids import ZERO_OID, Oid
 from git_evidence.core.paths import GITLINK_MODE
 from git_evidence.core.records import canonical_json, digest, no_duplicate_keys
-from git_evidence.lock.manifest import Entry
 from git_evidence.plumbing.git import Git
 
 SCHEMA = 1
@@ -295,11 +295,6 @@ def _checked_entries(files: Mapping[str, Any]) -> dict[str, Entry]:
             None if lfs is None else f"{lfs['oid']} {int(lfs['size'])}",
         )
     return entries
-
-
-class LockRef(NamedTuple):
-    commit: Oid  # the commit the note is attached to
-    blob: Oid  # the note blob
 
 
 # First-parent commits whose notes are looked up by path before every note is listed,

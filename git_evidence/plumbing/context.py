@@ -13,7 +13,8 @@ from git_evidence.plumbing.git import Git
 from git_evidence.policy.schema import POLICY_FILE, Policy, load_at, parse_policy, read_sealed
 
 if TYPE_CHECKING:  # imported where they are built: reading the policy needs neither
-    from git_evidence.gate.ranges import RefUpdate, RefView
+    from git_evidence.core.facts import RefUpdate
+    from git_evidence.gate.ranges import RefView
 
 DEFAULT_BASE = "refs/heads/main"
 
@@ -97,7 +98,7 @@ def judged_refs(
     base, the notes ref, deletion). A ref that a ``guarded`` symbolic ref (a protected
     ref, the notes ref) names is judged as that guarded ref. Also returns one line per
     update so judged, for the report."""
-    from git_evidence.gate.ranges import RefUpdate
+    from git_evidence.core.facts import RefUpdate
 
     guarding: dict[str, str] = {}
     for name in sorted(guarded):

@@ -26,8 +26,8 @@ from git_evidence.policy.properties import JudgeConfig, judge_section
 
 POLICY_FILE = ".git-evidence.toml"
 # A rule's decision, in order of severity: what a finding decides
-# (rules.ALLOW, HOLD, REJECT) and what [rules] sets for other_path, added_test and
-# test_edit. Defined here, where the policy reads it: rules.py types against the policy.
+# (rules.table.ALLOW, HOLD, REJECT) and what [rules] sets for other_path, added_test and
+# test_edit. Defined here, where the policy reads it: the rules type against the policy.
 Decision = Literal["allow", "hold", "reject"]
 DECISIONS: Final[tuple[Decision, ...]] = ("allow", "hold", "reject")
 
@@ -117,7 +117,7 @@ class Policy(NamedTuple):
         The labels file is policy (evidence writers change it). The retry quota is
         append-only like the freeze ledger, so it is in the ledger's class: the same
         prefix rule at push, and ledger writers (CI) append spends to it; grants come
-        from evidence writers, which ``rules.decide_update`` lets through for this one
+        from evidence writers, which ``rules.commits.decide_update`` lets through for this one
         path and ``quota.check_change`` then holds to each line's kind."""
         globs = {k: tuple(v) for k, v in self.paths.items()}
         globs[paths.POLICY] = (*BUILTIN_POLICY_GLOBS, *globs.get(paths.POLICY, ()))

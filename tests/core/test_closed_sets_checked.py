@@ -17,8 +17,9 @@ SNIPPET = """\
 from git_evidence.core.oids import Oid, ZERO_OID
 from git_evidence.core.paths import FIXTURE, PathClass
 from git_evidence.policy.schema import Decision
-from git_evidence.gate.ranges import RefUpdate
-from git_evidence.rules.table import HOLD, Finding, _finding, error_finding
+from git_evidence.core.facts import RefUpdate
+from git_evidence.rules.table import HOLD
+from git_evidence.rules.findings import Finding, _finding, error_finding
 
 _finding("mixed-commit", "refs/heads/main", message="fine")
 _finding("mixed-comit", "refs/heads/main", message="a typo")  # wrong

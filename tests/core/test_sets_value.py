@@ -6,8 +6,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from git_evidence.core.facts import CommitSummary
 from git_evidence.core.oids import Oid
-from git_evidence.rules.table import CommitSummary, sets_value, value_key
+from git_evidence.rules.summaries import sets_value, value_key
 
 # Few distinct strings, so that paths, modes and ids collide with each other (SHA-1
 # and SHA-256 ids both).

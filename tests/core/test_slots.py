@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import pytest
 
+from git_evidence.core.facts import LockFacts, RefUpdate, UpdateFacts
 from git_evidence.core.oids import Oid
-from git_evidence.gate.ranges import RefUpdate, UpdateFacts
+from git_evidence.gate.ranges import UpdatePlan, settle_plans
 from git_evidence.gate.report import Report
-from git_evidence.lock.check import LockFacts
 from git_evidence.lock.record import Lock
 from git_evidence.policy.identity import Identity
 from git_evidence.policy.labels import Labels
 from git_evidence.policy.schema import Policy
-from git_evidence.rules.table import UpdateDecision
+from git_evidence.rules.findings import UpdateDecision
 
 UPDATE = RefUpdate(Oid("a" * 40), Oid("b" * 40), "refs/heads/main")
 
@@ -56,14 +56,27 @@ def test_slotted_repr_names_every_field() -> None:
 
 
 def test_mutable_defaults_are_fresh_for_each_record() -> None:
-    one, two = UpdateFacts(UPDATE, True, False), UpdateFacts(UPDATE, True, False)
+    one, two = UpdatePlan(UPDATE, True, False), UpdatePlan(UPDATE, True, False)
     one.listed.append("c" * 40)
-    one.commits.append(Oid("c" * 40))
-    assert two.listed == [] and two.commits == []
+    assert two.listed == []
+    (settled,) = settle_plans([one])
+    assert settled.listed == ["c" * 40] and settled.commits == [Oid("c" * 40)]
+    assert UpdateFacts(UPDATE, True, False).commits == ()
     first, second = Report(Identity("alice", "test"), None), Report(Identity("bob", "test"), None)
     first.notes.append("note")
     first.decisions.append(UpdateDecision(one, []))
     assert second.notes == [] and second.decisions == []
+
+
+def test_facts_refuse_assignment_once_built() -> None:
+    facts = UpdateFacts(UPDATE, True, False)
+    with pytest.raises(AttributeError, match="built once"):
+        facts.base = Oid("c" * 40)  # type: ignore[misc]
+    with pytest.raises(AttributeError, match="built once"):
+        LockFacts().stale = []  # type: ignore[misc]
+    with pytest.raises(AttributeError, match="built once"):
+        del facts.update
+    assert facts.base is None
 
 
 def test_a_policys_default_paths_cannot_be_changed_through_it() -> None:

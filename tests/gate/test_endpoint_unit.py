@@ -10,13 +10,12 @@ from pathlib import Path
 import pytest
 from helpers.repos import Work, git
 
+from git_evidence.core.facts import CommitSummary, RefUpdate, UpdateFacts
 from git_evidence.core.paths import FIXTURE, LEDGER, ORACLE, PRODUCT
 from git_evidence.gate import endpoint, pipeline
 from git_evidence.gate.ranges import (
     LinkResolver,
-    RefUpdate,
     RefView,
-    UpdateFacts,
     plan_updates,
     settle_plans,
     stream_commits,
@@ -27,6 +26,9 @@ from git_evidence.plumbing.git import CatFile, Git
 from git_evidence.policy.identity import Identity
 from git_evidence.policy.schema import Policy
 from git_evidence.rules import table
+from git_evidence.rules.commits import decide_update
+from git_evidence.rules.findings import Finding
+from git_evidence.rules.summaries import summarize, with_kept
 
 ORACLE_PATH = "tests/oracles/o.txt"
 MAIN = "refs/heads/main"
@@ -91,8 +93,8 @@ def decide_main(repo: Work, old: str, who: Identity = AGENT) -> Report:
     return pipeline.decide(Git(str(repo.path)), [RefUpdate(old, new, MAIN)], POLICY, view, who)
 
 
-def rules_of(report: Report) -> dict[str, list[table.Finding]]:
-    found: dict[str, list[table.Finding]] = {}
+def rules_of(report: Report) -> dict[str, list[Finding]]:
+    found: dict[str, list[Finding]] = {}
     for outcome in report.decisions:
         for finding in outcome.findings:
             found.setdefault(finding.rule, []).append(finding)
@@ -103,13 +105,13 @@ def rules_of(report: Report) -> dict[str, list[table.Finding]]:
 
 
 def test_with_kept_makes_a_product_merge_a_mixed_commit() -> None:
-    product = table.CommitSummary("m1", True, ((PRODUCT, ("src/a",)),), frozenset({PRODUCT}))
-    merged = table.with_kept(product, [(ORACLE, ORACLE_PATH)])
+    product = CommitSummary("m1", True, ((PRODUCT, ("src/a",)),), frozenset({PRODUCT}))
+    merged = with_kept(product, [(ORACLE, ORACLE_PATH)])
     assert merged.classes == {PRODUCT, ORACLE}
     assert dict(merged.by_class)[ORACLE] == (ORACLE_PATH,)
     assert merged.kept == (ORACLE_PATH,)
     facts = protected_facts("a" * 40, "m1")
-    outcome = table.decide_update(facts, [merged], POLICY, ALICE)
+    outcome = decide_update(facts, [merged], POLICY, ALICE)
     assert [f.rule for f in outcome.findings] == ["mixed-commit"]
     assert outcome.findings[0].message.startswith("merge brings back an older copy of evidence")
 
@@ -163,15 +165,14 @@ def answering(
     classifier = POLICY.classifier()
     parents: dict[str, list[str]] = {}
     summaries = {
-        c.oid: table.summarize(c, classifier, "tests/freeze.jsonl")
+        c.oid: summarize(c, classifier, "tests/freeze.jsonl")
         for c in stream_commits(g, plans, parents)
     }
-    settle_plans(plans)
-    plan = plans[0]
-    plan.base = old
+    plans[0].base = old
+    (facts,) = settle_plans(plans)
     with CatFile(g) as cat:
         rows = endpoint.evidence_rows(g, LinkResolver(g, cat), classifier, old, new)
-    return endpoint.answering(g, plan, rows, summaries, parents)
+    return endpoint.answering(g, facts, rows, summaries, parents)
 
 
 def test_the_merge_that_took_the_older_copy_answers_for_it(repo: Work) -> None:
@@ -284,14 +285,12 @@ def test_a_protected_tip_answers_when_no_commit_of_the_range_sets_it(repo: Work)
     plans = plan_updates(g, [RefUpdate(setter, tip, MAIN)], POLICY, RefView({MAIN: setter}, setter))
     classifier = POLICY.classifier()
     parents: dict[str, list[str]] = {}
-    summaries = {c.oid: table.summarize(c, classifier) for c in stream_commits(g, plans, parents)}
-    settle_plans(plans)
+    summaries = {c.oid: summarize(c, classifier) for c in stream_commits(g, plans, parents)}
     plans[0].base = old
+    (facts,) = settle_plans(plans)
     with CatFile(g) as cat:
         rows = endpoint.evidence_rows(g, LinkResolver(g, cat), classifier, old, tip)
-    assert endpoint.answering(g, plans[0], rows, summaries, parents) == {
-        tip: [(ORACLE, ORACLE_PATH)]
-    }
+    assert endpoint.answering(g, facts, rows, summaries, parents) == {tip: [(ORACLE, ORACLE_PATH)]}
 
 
 def test_values_from_excluded_history_are_left_to_that_history(repo: Work) -> None:

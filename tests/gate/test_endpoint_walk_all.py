@@ -1,5 +1,5 @@
-"""The endpoint rule's all-paths pass (``_Graph.walk_all``, one bit per path) must
-answer exactly as the per-path walk (``_Graph.walk``) on any history: random ranges of
+"""The endpoint rule's all-paths pass (``Graph.walk_all``, one bit per path) must
+answer exactly as the per-path walk (``Graph.walk``) on any history: random ranges of
 single-parent commits and merges (some parents outside the range, some roots), random
 paths touched by commits, merges that differ from some parents, values set as evidence
 or not. Pure: the graph is built by hand, no git."""
@@ -10,13 +10,14 @@ import random
 
 import pytest
 
-from git_evidence.gate import endpoint
-from git_evidence.rules.table import CommitSummary, value_key
+from git_evidence.core.facts import CommitSummary
+from git_evidence.gate import walk
+from git_evidence.rules.summaries import value_key
 
 VALUE_MODE = "100644"
 
 
-def _graph(rng: random.Random) -> tuple[endpoint._Graph, list[tuple[str, tuple[str, str, str]]]]:
+def _graph(rng: random.Random) -> tuple[walk.Graph, list[tuple[str, tuple[str, str, str]]]]:
     count = rng.randint(1, 40)
     commits = [f"c{i}" for i in range(count)]  # c0 oldest
     parents: dict[str, list[str]] = {}
@@ -38,7 +39,7 @@ def _graph(rng: random.Random) -> tuple[endpoint._Graph, list[tuple[str, tuple[s
     parents = {c: ps for c, ps in parents.items() if c in reached}
     names = [f"tests/fixtures/p{j}" for j in range(rng.randint(1, 6))]
     values = {name: (name, VALUE_MODE, f"{j:040x}") for j, name in enumerate(names)}
-    graph = object.__new__(endpoint._Graph)
+    graph = object.__new__(walk.Graph)
     graph.parents = parents
     graph.differs = {
         (merge, parent, name)

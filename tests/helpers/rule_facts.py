@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 from git_evidence.core import paths
+from git_evidence.core.facts import CommitDiff, CommitSummary, RefUpdate, UpdateFacts
 from git_evidence.core.paths import Change
-from git_evidence.gate.ranges import CommitDiff, RefUpdate, UpdateFacts
 from git_evidence.policy.identity import Identity
 from git_evidence.policy.schema import Policy, parse_policy
-from git_evidence.rules.table import (
-    CommitSummary,
-    summarize,
-)
+from git_evidence.rules.summaries import summarize
 from helpers.repos import POLICY
 
 OLD, NEW = "a" * 40, "b" * 40
@@ -34,6 +31,8 @@ def facts(
     fast_forward: bool | None = True,
     base: str | None = OLD,
     named_ref: bool = True,
+    revlist: tuple[str, ...] | None = ("--boundary", NEW, "--not", OLD),
+    creates_base: bool = False,
 ) -> UpdateFacts:
     return UpdateFacts(
         RefUpdate(old, new, ref),
@@ -42,8 +41,9 @@ def facts(
         commit=commit,
         fast_forward=fast_forward,
         base=base,
-        revlist=("--boundary", NEW, "--not", OLD),
+        revlist=revlist,
         named_ref=named_ref,
+        creates_base=creates_base,
     )
 
 

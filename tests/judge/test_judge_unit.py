@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from git_evidence.core.errors import PolicyError
+from git_evidence.core.facts import Entry
 from git_evidence.core.records import RecordError, canonical_json, parse_canonical
 from git_evidence.judge import record as verdict_record
 from git_evidence.judge.classes import (
@@ -47,7 +48,7 @@ from git_evidence.judge.text import explain, freeze_line, reproduce_line, to_tex
 from git_evidence.ledger.entries import Freeze
 from git_evidence.ledger.fingerprint import exit_fingerprint, fingerprint, normalize_message
 from git_evidence.lock.disk import worktree_manifest
-from git_evidence.lock.manifest import Entry, compare
+from git_evidence.lock.manifest import compare
 from git_evidence.policy.properties import JudgeProperty
 from git_evidence.policy.schema import parse_policy
 from git_evidence.sandbox.outcomes import CaseResult, module_parts, node_id, parse_junit, read_junit

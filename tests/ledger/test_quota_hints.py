@@ -8,24 +8,24 @@ from helpers.rule_facts import OLD, facts
 
 from git_evidence.core.errors import EvidenceError
 from git_evidence.core.oids import Oid
-from git_evidence.ledger import quota
 from git_evidence.ledger.entries import Problem
 from git_evidence.ledger.freezes import append_lines
 from git_evidence.plumbing.git import Git
+from git_evidence.rules.files import decide_quota
 
 QUOTA = "tests/retry-quota.jsonl"
 REWRITE = [(Oid("c" * 40), Problem("ledger-rewrite", 2, "line 2 was changed"))]
 
 
 def test_a_rewrite_with_a_base_says_how_to_restore_it_from_there() -> None:
-    (finding,) = quota.decide_quota(facts(), REWRITE, QUOTA)
+    (finding,) = decide_quota(facts(), REWRITE, QUOTA)
     assert f"git checkout {OLD[:12]} -- {QUOTA}" in finding.hint
     assert finding.message == f"{QUOTA}: line 2: line 2 was changed"
     assert finding.decision == "reject"
 
 
 def test_a_rewrite_without_a_base_shows_no_placeholder() -> None:
-    (finding,) = quota.decide_quota(facts(base=None), REWRITE, QUOTA)
+    (finding,) = decide_quota(facts(base=None), REWRITE, QUOTA)
     assert "<base>" not in finding.hint and "{" not in finding.hint
     assert "retry quota is append-only" in finding.hint
 

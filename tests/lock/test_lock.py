@@ -322,7 +322,7 @@ def test_lock_reads_git_objects_not_the_checkout(locked: Work, server: Path) -> 
 
 def _canonical_forgery(locked: Work, edit: Callable[[dict[str, Any], dict[str, Any]], None]) -> str:
     """A lock writer's note that is one canonical record but lies about the commit."""
-    from git_evidence.lock.manifest import Entry
+    from git_evidence.core.facts import Entry
     from git_evidence.lock.record import Lock
 
     locked.git("fetch", "-q", "origin", f"+{NOTES}:{NOTES}")

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from git_evidence.core.facts import Entry
 from git_evidence.core.records import canonical_json
-from git_evidence.lock.manifest import Entry
 from git_evidence.lock.record import Lock, LockInvalid, parse_note
 
 hexes = st.text(alphabet="0123456789abcdef", min_size=40, max_size=40)

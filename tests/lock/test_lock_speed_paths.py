@@ -291,7 +291,7 @@ hexes = st.text(alphabet="0123456789abcdef", min_size=40, max_size=40)
 
 @st.composite
 def entries(draw: st.DrawFn) -> Any:
-    from git_evidence.lock.manifest import Entry
+    from git_evidence.core.facts import Entry
 
     kind = draw(st.sampled_from(["file", "exec", "link", "gitlink", "lfs"]))
     blob = draw(hexes)

@@ -52,12 +52,6 @@ def test_importing_the_entry_point_loads_no_rule_table() -> None:
     assert rule_modules(modules) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="plugin/sources.py reads the quota through ledger/quota.py, which still imports "
-    "the rule table for decide_quota; passes once decide_quota lives in the rules package "
-    "(then remove this mark)",
-)
 def test_a_session_under_the_plugin_loads_no_rule_table(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from helpers.repos import git
 
-from git_evidence.gate.ranges import CommitDiff, LinkResolver, parse_raw
+from git_evidence.core.facts import CommitDiff
+from git_evidence.gate.ranges import LinkResolver, parse_raw
 from git_evidence.plumbing.git import CatFile, Git
 
 # A file, the same name as a directory, files in that directory, links, a name that is

@@ -15,8 +15,9 @@ from helpers.pushes import refused, remote
 from helpers.repos import SEED, Work, clone_of, evidence, git, make_server
 
 from git_evidence.core import paths
+from git_evidence.core.facts import CommitSummary
 from git_evidence.rules import table
-from git_evidence.rules.table import CommitSummary
+from git_evidence.rules.commits import mix_message
 
 AGENT = "agent-bot"
 NOTES = "refs/notes/evidence"
@@ -208,11 +209,11 @@ def summary(*classes: str, merge: bool = False) -> CommitSummary:
     ],
 )
 def test_mixed_commit_message_names_what_it_mixes(classes: tuple[str, ...], said: str) -> None:
-    assert said in table.mix_message(summary(*classes))
+    assert said in mix_message(summary(*classes))
 
 
 def test_mixed_merge_says_merge() -> None:
-    message = table.mix_message(summary(paths.FIXTURE, paths.PRODUCT, merge=True))
+    message = mix_message(summary(paths.FIXTURE, paths.PRODUCT, merge=True))
     assert message == "merge mixes evidence (fixture) with product"
 
 

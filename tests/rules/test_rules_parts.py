@@ -5,6 +5,7 @@ findings. Fast enough to run on each mutation (bench/mutation.py)."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import pytest
@@ -14,35 +15,23 @@ from hypothesis import strategies as st
 
 from git_evidence.core import paths
 from git_evidence.core.errors import PolicyError
+from git_evidence.core.facts import CommitDiff, CommitSummary
 from git_evidence.core.oids import Oid
-from git_evidence.gate.ranges import CommitDiff, LinkResolver, parse_raw
+from git_evidence.gate.ranges import LinkResolver, parse_raw
 from git_evidence.ledger.entries import Problem
 from git_evidence.policy import labels
 from git_evidence.policy.schema import Policy, parse_policy
+from git_evidence.rules import findings as rules_findings
 from git_evidence.rules import table as rules_table
-from git_evidence.rules.table import (
-    HOLD,
-    REJECT,
-    STAGED,
-    CommitSummary,
-    Finding,
-    decide_labels_file,
-    decide_ledger,
-    decide_policy_file,
-    decide_staged,
-    decide_staged_labels,
-    decide_staged_policy,
-    decide_update,
-    hold_target,
-    holds_block,
-    mix_message,
-    restore_args,
-    sets_value,
-    settle_hold,
-    summarize,
-    value_key,
-    with_kept,
-)
+from git_evidence.rules.commits import decide_staged, decide_update, mix_message
+from git_evidence.rules.files import decide_labels_file, decide_ledger, decide_policy_file
+from git_evidence.rules.findings import Finding, hold_target, holds_block, restore_args, settle_hold
+from git_evidence.rules.summaries import sets_value, summarize, value_key, with_kept
+from git_evidence.rules.table import HOLD, REJECT, STAGED
+
+# One decider for a file pushed or staged: the staged wording is a flag.
+decide_staged_policy = functools.partial(decide_policy_file, staged=True)
+decide_staged_labels = functools.partial(decide_labels_file, staged=True)
 
 # -- summarize: raw rows (the push's stream) and parsed rows say the same -----------------
 
@@ -365,14 +354,14 @@ def test_a_row_with_no_ids_and_no_raw_row_has_empty_ids() -> None:
 
 
 def test_an_error_finding_blocks() -> None:
-    finding = rules_table.error_finding("usage-error", "bad", "fix it")
+    finding = rules_findings.error_finding("usage-error", "bad", "fix it")
     assert finding.blocking is True and finding.decision == REJECT
 
 
 def test_a_hint_names_the_commit_short_and_nothing_when_there_is_none() -> None:
     def hint(commit: str | None) -> str:
         oid = None if commit is None else Oid(commit)
-        return rules_table._finding(
+        return rules_findings._finding(
             "mixed-commit", "refs/heads/x", commit=oid, message="m", hint="[{commit}] {ref}"
         ).hint
 

@@ -32,30 +32,24 @@ from helpers.rule_facts import (
 
 from git_evidence.core import globs, paths, records
 from git_evidence.core.errors import PolicyError
+from git_evidence.core.facts import (
+    CommitDiff,
+    Drift,
+    Entry,
+    LockFacts,
+    LockRef,
+)
 from git_evidence.core.oids import ZERO_OID
 from git_evidence.core.paths import Change
-from git_evidence.gate.ranges import CommitDiff, LinkResolver, parse_raw
+from git_evidence.gate.ranges import LinkResolver, parse_raw
 from git_evidence.ledger import entries
-from git_evidence.lock.check import LockFacts
-from git_evidence.lock.manifest import Drift, Entry
-from git_evidence.lock.record import LockRef
 from git_evidence.policy.identity import Identity, client_identity, server_pusher
 from git_evidence.policy.schema import Policy, parse_policy
-from git_evidence.rules.table import (
-    ALLOW,
-    HOLD,
-    REJECT,
-    RULES,
-    Finding,
-    decide_ledger,
-    decide_lock,
-    decide_notes,
-    decide_ref,
-    decide_update,
-    error_finding,
-    summarize,
-    worst,
-)
+from git_evidence.rules.commits import decide_ref, decide_update
+from git_evidence.rules.files import decide_ledger, decide_lock, decide_notes
+from git_evidence.rules.findings import Finding, error_finding, worst
+from git_evidence.rules.summaries import summarize
+from git_evidence.rules.table import ALLOW, HOLD, REJECT, RULES
 
 ZERO = "0" * 40
 # Three identities, three different writers: no permission borrows another's list.
@@ -337,8 +331,7 @@ def test_a_refused_ref_judges_no_commits() -> None:
     verdict = decide_update(facts("refs/sneaky/x"), mixed, BASE_POLICY, who(AGENT))
     assert rules_of(verdict.findings) == {"ref-namespace": REJECT}
     assert not verdict.judged
-    no_range = facts()
-    no_range.revlist = None
+    no_range = facts(revlist=None)
     assert decide_update(no_range, mixed, BASE_POLICY, who(AGENT)).findings == []
 
 
@@ -352,8 +345,8 @@ def test_a_range_without_a_base_says_so_in_its_hints() -> None:
 
 
 def test_the_first_push_of_the_base_says_it_creates_it() -> None:
-    creating = facts(old=ZERO_OID, base=None)
-    creating.creates_base = True  # plan_updates: a create of [rules].base, absent here
+    # plan_updates: a create of [rules].base, absent here
+    creating = facts(old=ZERO_OID, base=None, creates_base=True)
     (finding,) = decide_update(
         creating, [summary("tests/fixtures/a.json")], BASE_POLICY, who(AGENT)
     ).findings
@@ -369,8 +362,7 @@ def test_a_base_rewritten_with_unrelated_history_is_not_said_to_be_created() -> 
 
 
 def test_a_check_range_naming_the_base_is_not_said_to_create_it() -> None:
-    checked = facts(old=ZERO_OID, base=None, named_ref=False)
-    checked.creates_base = True
+    checked = facts(old=ZERO_OID, base=None, named_ref=False, creates_base=True)
     (finding,) = decide_update(
         checked, [summary("tests/fixtures/a.json")], BASE_POLICY, who(AGENT)
     ).findings
