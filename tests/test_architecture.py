@@ -46,8 +46,14 @@ PURE = (
     "guard.shell_writes",
     "guard.agent_settings",
 )
-# The modules that run git themselves; everything that imports them runs git too.
-RUN_GIT = ("git_evidence.plumbing.git", "git_evidence.plumbing.objects")
+# The modules that run git themselves (stream.py and batch.py through the ``Git`` they
+# are given); everything that imports them runs git too.
+RUN_GIT = (
+    "git_evidence.plumbing.git",
+    "git_evidence.plumbing.objects",
+    "git_evidence.plumbing.stream",
+    "git_evidence.plumbing.batch",
+)
 
 
 def _modules() -> dict[str, Path]:

@@ -17,8 +17,9 @@ from git_evidence.core.oids import ZERO_OID, is_zero
 from git_evidence.core.paths import Change
 from git_evidence.gate.ranges import CommitDiff, LinkResolver, RefUpdate, UpdateFacts, parse_raw
 from git_evidence.gate.report import Report
+from git_evidence.plumbing.batch import CatFile
 from git_evidence.plumbing.context import client_policy
-from git_evidence.plumbing.git import CatFile, Git
+from git_evidence.plumbing.git import Git
 from git_evidence.policy import labels
 from git_evidence.policy.identity import Identity, client_identity
 from git_evidence.policy.schema import POLICY_FILE, Policy, parse_policy

@@ -18,6 +18,7 @@ from git_evidence.core.oids import Oid
 from git_evidence.core.paths import EVIDENCE_CLASSES, SYMLINK_MODE, Classifier, PathClass
 from git_evidence.gate.ranges import LinkResolver, UpdateFacts, parse_raw
 from git_evidence.plumbing.git import Git, decode_path
+from git_evidence.plumbing.stream import diff_pairs
 from git_evidence.rules.table import CommitSummary, sets_in, value_pairs
 
 # (class, path, new mode, new object id) of an evidence path that differs between
@@ -137,7 +138,7 @@ def merge_differs(
     paths = sorted(wanted)
     limit = paths if len(paths) <= _PATHSPEC_MAX else []
     differs: set[tuple[str, str, str]] = set()
-    for token in git.diff_pairs([f"{m} {p}" for m, p in pairs], limit) if pairs else ():
+    for token in diff_pairs(git, [f"{m} {p}" for m, p in pairs], limit) if pairs else ():
         if meta is not None:
             path = decode_path(token)
             if path in wanted:

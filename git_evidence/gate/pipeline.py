@@ -25,7 +25,9 @@ from git_evidence.gate.ranges import (
 from git_evidence.gate.report import Report
 from git_evidence.ledger import check as ledger_check
 from git_evidence.lock import check as lock_check
-from git_evidence.plumbing.git import CatFile, Git, Later
+from git_evidence.plumbing.batch import CatFile
+from git_evidence.plumbing.git import Git
+from git_evidence.plumbing.stream import Later, diff_trees_later
 from git_evidence.policy import labels
 from git_evidence.policy.identity import Identity
 from git_evidence.policy.schema import POLICY_FILE, Policy, parse_policy
@@ -85,7 +87,7 @@ def _judge(
             # starts now, on the core the stream's reader leaves free.
             settle_plans(plans)
             ahead = {
-                i: git.diff_trees_later(*ends)
+                i: diff_trees_later(git, *ends)
                 for i, p in enumerate(plans)
                 if (ends := _endpoint_ends(p, parents))
             }

@@ -18,6 +18,7 @@ from git_evidence.core.records import canonical_json, now_utc
 from git_evidence.judge import scorecard, steps, verdict
 from git_evidence.judge.scorecard import Sealed
 from git_evidence.judge.verdict import PropertyRuns, Signals
+from git_evidence.plumbing import notes
 from git_evidence.plumbing.git import Git
 from git_evidence.policy.schema import Policy
 
@@ -161,10 +162,11 @@ def publish(
     if args.note and candidate is not None:
         # Written byte for byte; a writer that moved the ref meanwhile is written over
         # in a second try on top of its commit, never replaced.
-        (blob,) = git.write_blobs([data])
+        (blob,) = notes.write_blobs(git, [data])
         ref = policy.judge.notes_ref
         for _ in range(3):
-            if git.write_notes(ref, git.ref_oid(ref), {candidate: blob}, "git evidence judge"):
+            tip = git.ref_oid(ref)
+            if notes.write_notes(git, ref, tip, {candidate: blob}, "git evidence judge"):
                 break
         else:
             raise EvidenceError(

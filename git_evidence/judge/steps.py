@@ -21,8 +21,10 @@ from git_evidence.lock import manifest, record
 from git_evidence.lock.disk import worktree_manifest
 from git_evidence.lock.manifest import Drift, Entry
 from git_evidence.lock.record import LockInvalid
+from git_evidence.plumbing.batch import CatFile
 from git_evidence.plumbing.context import labels_bytes
-from git_evidence.plumbing.git import RAW_DIFF, CatFile, Git, zsplit
+from git_evidence.plumbing.git import Git
+from git_evidence.plumbing.stream import RAW_DIFF, zsplit
 from git_evidence.policy.properties import JudgeProperty
 from git_evidence.policy.schema import Policy
 from git_evidence.sandbox import runner

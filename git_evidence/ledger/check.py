@@ -11,7 +11,9 @@ from datetime import datetime, timezone
 from git_evidence.core.oids import Oid, is_zero
 from git_evidence.gate.ranges import UpdateFacts
 from git_evidence.ledger import entries
-from git_evidence.plumbing.git import CatFile, Git, blob_id
+from git_evidence.plumbing import batch
+from git_evidence.plumbing.batch import CatFile
+from git_evidence.plumbing.git import Git, blob_id
 from git_evidence.policy.schema import Policy
 
 # (commit, (status, old blob, new blob, path)) for each change a range makes to it
@@ -87,7 +89,7 @@ def append_only_problems(
     revs = [facts.base, facts.commit] if facts.base else [facts.commit]
     ends = [
         hit[0] if hit and hit[1] == "blob" else None
-        for hit in git.batch_check([f"{rev}:{path}" for rev in revs])
+        for hit in batch.check(git, [f"{rev}:{path}" for rev in revs])
     ]
     start, tip = (ends[0], ends[1]) if facts.base else (None, ends[0])
     if start is not None or tip is not None:

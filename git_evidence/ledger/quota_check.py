@@ -13,7 +13,8 @@ from git_evidence.gate.ranges import UpdateFacts
 from git_evidence.ledger import quota
 from git_evidence.ledger.check import Touch, append_only_problems
 from git_evidence.ledger.entries import Problem
-from git_evidence.plumbing.git import CatFile, Git
+from git_evidence.plumbing.batch import CatFile
+from git_evidence.plumbing.git import Git
 from git_evidence.policy.identity import Identity
 from git_evidence.policy.schema import Policy
 

@@ -20,7 +20,8 @@ from git_evidence.lock.record import (
     previous_lock,
     read_lock,
 )
-from git_evidence.plumbing.git import CatFile, Git
+from git_evidence.plumbing.batch import CatFile
+from git_evidence.plumbing.git import Git
 from git_evidence.policy.schema import Policy
 
 

@@ -21,6 +21,7 @@ from git_evidence.core.oids import ZERO_OID, Oid
 from git_evidence.core.paths import GITLINK_MODE
 from git_evidence.core.records import canonical_json, digest, no_duplicate_keys
 from git_evidence.lock.manifest import Entry
+from git_evidence.plumbing import batch
 from git_evidence.plumbing.git import Git
 
 SCHEMA = 1
@@ -353,7 +354,7 @@ def own_notes(
     answers for the object expressions ``also``: one ``cat-file --batch-check``."""
     per = len(note_paths(notes_ref, ZERO_OID))
     spots = [spot for commit in commits for spot in note_paths(notes_ref, commit)]
-    hits = git.batch_check([*spots, *also])
+    hits = batch.check(git, [*spots, *also])
     own: dict[Oid, Oid] = {}
     for i, commit in enumerate(commits):
         at = hits[i * per : (i + 1) * per]  # a note blob at one of its note paths

@@ -41,7 +41,9 @@ from typing import NamedTuple
 
 from git_evidence.core.errors import EvidenceError, GitError
 from git_evidence.core.oids import Oid
-from git_evidence.plumbing.git import CatFile, Git
+from git_evidence.plumbing import batch
+from git_evidence.plumbing.batch import CatFile
+from git_evidence.plumbing.git import Git
 
 TREE_MODE = b"40000"
 GITLINK_MODE = b"160000"
@@ -243,7 +245,7 @@ def write_objects(git: Git, objects: Sequence[tuple[Oid, str, bytes]]) -> None:
         git.run("unpack-objects", "-q", "--strict", input=pack)
     else:
         git.run("index-pack", "--stdin", "--strict", input=pack)
-    found = git.batch_check([oid for oid, _, _ in objects])
+    found = batch.check(git, [oid for oid, _, _ in objects])
     for (oid, kind, _), hit in zip(objects, found, strict=True):
         if hit != (oid, kind):
             raise GitError(
