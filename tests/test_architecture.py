@@ -21,9 +21,11 @@ PACKAGE = PROJECT / "git_evidence"
 PURE = (
     "rules.table",
     "core.paths",
+    "core.path_globs",
     "core.globs",
     "core.links",
     "policy.schema",
+    "policy.parsing",
     "ledger.entries",
     "judge.verdict",
     "judge.scorecard",

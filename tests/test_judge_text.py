@@ -27,7 +27,7 @@ from test_judge import (  # noqa: F401 - fixtures
 )
 
 from git_evidence.ledger.fingerprint import fingerprint
-from git_evidence.policy.schema import parse_policy
+from git_evidence.policy.parsing import parse_policy
 from git_evidence.sandbox.outcomes import read_junit
 
 NODE = "tests/properties/test_prop.py::test_seeded_property"

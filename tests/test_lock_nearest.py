@@ -13,7 +13,8 @@ import pytest
 from conftest import git
 
 from git_evidence.core.oids import Oid
-from git_evidence.lock.record import NEAR, LockRef, find_lock
+from git_evidence.lock.record import LockRef
+from git_evidence.lock.store import NEAR, find_lock
 from git_evidence.plumbing.git import Git
 
 NOTES = "refs/notes/evidence"

@@ -12,13 +12,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_rules_table import AGENT, ALICE, BASE_POLICY, CI, NEW, facts, row, summary, who
 
-from git_evidence.core import paths
+from git_evidence.core import path_globs, paths
 from git_evidence.core.errors import PolicyError
 from git_evidence.core.oids import Oid
 from git_evidence.gate.ranges import CommitDiff, LinkResolver, parse_raw
 from git_evidence.ledger.entries import Problem
 from git_evidence.policy import labels
-from git_evidence.policy.schema import Policy, parse_policy
+from git_evidence.policy.parsing import parse_policy
+from git_evidence.policy.schema import Policy
 from git_evidence.rules import table as rules_table
 from git_evidence.rules.table import (
     HOLD,
@@ -46,8 +47,8 @@ from git_evidence.rules.table import (
 
 # -- summarize: raw rows (the push's stream) and parsed rows say the same -----------------
 
-LEDGER = paths.fold_path(BASE_POLICY.ledger_path)
-QUOTA = paths.fold_path(BASE_POLICY.quota_path)
+LEDGER = path_globs.fold_path(BASE_POLICY.ledger_path)
+QUOTA = path_globs.fold_path(BASE_POLICY.quota_path)
 PATHS = [
     "src/app.py",
     "src/lib/util.py",

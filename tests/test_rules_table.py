@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from conftest import POLICY
 
-from git_evidence.core import globs, paths, records
+from git_evidence.core import globs, path_globs, paths, records
 from git_evidence.core.errors import PolicyError
 from git_evidence.core.oids import ZERO_OID
 from git_evidence.core.paths import Change
@@ -27,7 +27,8 @@ from git_evidence.lock.check import LockFacts
 from git_evidence.lock.manifest import Drift, Entry
 from git_evidence.lock.record import LockRef
 from git_evidence.policy.identity import Identity, client_identity, server_pusher
-from git_evidence.policy.schema import Policy, parse_policy
+from git_evidence.policy.parsing import parse_policy
+from git_evidence.policy.schema import Policy
 from git_evidence.rules.table import (
     ALLOW,
     HOLD,
@@ -103,7 +104,7 @@ def summary(
         status, _, path = item.rpartition(":") if ":" in item else ("M", "", item)
         rows.append(change(path, status))
     diff = CommitDiff(f"{n:040x}", merge, tuple(rows))
-    return summarize(diff, pol.classifier(), paths.fold_path(pol.ledger_path))
+    return summarize(diff, pol.classifier(), path_globs.fold_path(pol.ledger_path))
 
 
 def rules_of(findings: Sequence[Finding]) -> dict[str, str]:
@@ -1282,7 +1283,7 @@ FOLD_TABLE = [
 
 @pytest.mark.parametrize(("path", "folded"), FOLD_TABLE)
 def test_fold_table(path: str, folded: str) -> None:
-    assert paths.fold_path(path) == folded
+    assert path_globs.fold_path(path) == folded
 
 
 CANONICAL_TABLE = [
@@ -1297,7 +1298,7 @@ CANONICAL_TABLE = [
 
 @pytest.mark.parametrize(("glob", "canonical"), CANONICAL_TABLE)
 def test_canonical_table(glob: str, canonical: str) -> None:
-    assert paths.canonical_glob(glob) == canonical
+    assert path_globs.canonical_glob(glob) == canonical
 
 
 GLOB_PROBLEM_TABLE = [
@@ -1317,7 +1318,7 @@ GLOB_PROBLEM_TABLE = [
 
 @pytest.mark.parametrize(("glob", "negation", "problem"), GLOB_PROBLEM_TABLE)
 def test_glob_problem_table(glob: str, negation: bool, problem: str | None) -> None:
-    got = paths.glob_problem(glob, negation=negation)
+    got = path_globs.glob_problem(glob, negation=negation)
     if problem is None:
         assert got is None
     else:
@@ -1343,7 +1344,7 @@ GLOB_TABLE = [
 
 @pytest.mark.parametrize(("glob", "path", "matches"), GLOB_TABLE)
 def test_glob_table(glob: str, path: str, matches: bool) -> None:
-    assert bool(re.fullmatch(paths.glob_regex(glob), path)) is matches
+    assert bool(re.fullmatch(path_globs.glob_regex(glob), path)) is matches
 
 
 ROOT_TABLE = [
@@ -1360,7 +1361,7 @@ ROOT_TABLE = [
 
 @pytest.mark.parametrize(("glob", "expected"), ROOT_TABLE)
 def test_root_table(glob: str, expected: list[tuple[str, str]]) -> None:
-    patterns = paths.root_patterns(glob)
+    patterns = path_globs.root_patterns(glob)
     for path, where in expected:
         hits = [p.reason for p in patterns if re.fullmatch(p.regex, path)]
         assert hits and hits[0].startswith(where), (path, hits)
@@ -1663,7 +1664,7 @@ def test_every_table_accepts_its_documented_keys() -> None:
 
 
 def test_glob_problem_refuses_negation_unless_asked() -> None:
-    assert paths.glob_problem("!src/x") == "negation (`!`) is not supported here"
+    assert path_globs.glob_problem("!src/x") == "negation (`!`) is not supported here"
 
 
 @pytest.mark.parametrize(
@@ -1677,21 +1678,21 @@ def test_glob_problem_refuses_negation_unless_asked() -> None:
     ],
 )
 def test_globs_keep_every_character_but_slashes(glob: str, path: str, matches: bool) -> None:
-    assert paths.glob_problem(glob) is None
-    assert bool(re.fullmatch(paths.glob_regex(glob), path)) is matches
+    assert path_globs.glob_problem(glob) is None
+    assert bool(re.fullmatch(path_globs.glob_regex(glob), path)) is matches
 
 
 def test_root_patterns_name_at_and_above_and_leave_the_root_to_the_caller() -> None:
-    patterns = paths.root_patterns("tests/fixtures/**")
+    patterns = path_globs.root_patterns("tests/fixtures/**")
     assert [p.reason for p in patterns] == [
         "above evidence root tests/fixtures/",
         "at evidence root tests/fixtures/",
     ]
-    assert [p.reason for p in paths.root_patterns("tests/freeze.jsonl")] == [
+    assert [p.reason for p in path_globs.root_patterns("tests/freeze.jsonl")] == [
         "above evidence root tests/freeze.jsonl"
     ]
     for glob in ("tests/fixtures/**", "tests/freeze.jsonl", "a/*/b/**", "**/x/**"):
-        assert not any(re.fullmatch(p.regex, "") for p in paths.root_patterns(glob)), glob
+        assert not any(re.fullmatch(p.regex, "") for p in path_globs.root_patterns(glob)), glob
 
 
 def test_matches_are_values_with_no_reason_by_default() -> None:
@@ -1776,7 +1777,7 @@ def test_a_run_of_stars_is_one_star(glob: str) -> None:
 
 
 def test_the_policy_comes_from_the_file_or_the_defaults(tmp_path: Any) -> None:
-    from git_evidence.policy.schema import load_at, read_sealed
+    from git_evidence.policy.parsing import load_at, read_sealed
 
     assert (
         load_at(None, "c" * 40).source == f"built-in defaults (no .git-evidence.toml at {'c' * 12})"

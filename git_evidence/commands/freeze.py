@@ -28,7 +28,7 @@ from git_evidence.ledger.freezes import (
     old_kind_lines,
     read_ledger,
 )
-from git_evidence.lock import record
+from git_evidence.lock import store
 from git_evidence.plumbing.context import chosen_policy
 from git_evidence.plumbing.git import Git
 from git_evidence.policy.identity import WRITER_KEY, line_writer
@@ -86,7 +86,7 @@ def _add(git: Git, policy: Policy, args: argparse.Namespace) -> int:
     head = git.resolve_commit(args.rev)
     if head is None:
         raise UsageError(f"{args.rev} is not a commit", fix="give --rev a commit to reproduce on")
-    found = record.find_lock(git, policy.notes_ref, head)
+    found = store.find_lock(git, policy.notes_ref, head)
     if found is None:
         raise EvidenceError(
             f"no lock in force at {args.rev}: a freeze cites the lock it was reproduced against",
@@ -94,7 +94,7 @@ def _add(git: Git, policy: Policy, args: argparse.Namespace) -> int:
             f"{policy.notes_ref}:{policy.notes_ref}) or have a lock "
             "writer pin one",
         )
-    pin = record.read_lock(git, found).digest
+    pin = store.read_lock(git, found).digest
 
     junit = any(JUNIT_PLACEHOLDER in a for a in command)
     outcomes: dict[int, list[Run]] = {}

@@ -28,7 +28,7 @@ from git_evidence.judge import held, shards, steps, verdict, workspace
 from git_evidence.judge import record as judge_record
 from git_evidence.judge.scorecard import Sealed
 from git_evidence.judge.verdict import Signals
-from git_evidence.lock import record as lock_record
+from git_evidence.lock import store
 from git_evidence.lock.manifest import Drift
 from git_evidence.plumbing.context import (
     client_policy_rev,
@@ -346,7 +346,7 @@ def _judge_in(
     drift["after"] = [steps.drift_json(d) for d in after.values()]
     breach = tuple(f"changed during the run: {d.describe()}" for d in after.values())
     breach += tuple(held.runner_config_written(loaded, spaces))
-    if lock_record.find_lock(git, policy.notes_ref, base) != steps.lock_ref(pin):
+    if store.find_lock(git, policy.notes_ref, base) != steps.lock_ref(pin):
         breach += (verdict.PIN_MOVED,)
     freezes = {}
     if verdict.any_disagreement(results):  # only then is the ledger read

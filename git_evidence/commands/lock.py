@@ -13,7 +13,8 @@ import sys
 from git_evidence.core.errors import EXIT_REFUSE, EvidenceError, GitError
 from git_evidence.core.oids import Oid
 from git_evidence.lock import pinning
-from git_evidence.lock.record import Lock, resolve_commit
+from git_evidence.lock.record import Lock
+from git_evidence.lock.store import resolve_commit
 from git_evidence.plumbing import notes
 from git_evidence.plumbing.context import chosen_policy, is_draft, require_commit
 from git_evidence.plumbing.git import Git

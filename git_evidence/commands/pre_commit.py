@@ -22,7 +22,8 @@ from git_evidence.plumbing.context import client_policy
 from git_evidence.plumbing.git import Git
 from git_evidence.policy import labels
 from git_evidence.policy.identity import Identity, client_identity
-from git_evidence.policy.schema import POLICY_FILE, Policy, parse_policy
+from git_evidence.policy.parsing import parse_policy
+from git_evidence.policy.schema import POLICY_FILE, Policy
 from git_evidence.rules import table
 from git_evidence.terminal import console
 

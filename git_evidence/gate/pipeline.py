@@ -9,7 +9,8 @@ from collections.abc import Mapping, Sequence
 from git_evidence.core import paths
 from git_evidence.core.errors import PolicyError
 from git_evidence.core.oids import Oid
-from git_evidence.core.paths import Classifier, fold_path
+from git_evidence.core.path_globs import fold_path
+from git_evidence.core.paths import Classifier
 from git_evidence.gate import endpoint
 from git_evidence.gate.budget import PROGRESS
 from git_evidence.gate.endpoint import EndpointRow
@@ -30,7 +31,8 @@ from git_evidence.plumbing.git import Git
 from git_evidence.plumbing.stream import Later, diff_trees_later
 from git_evidence.policy import labels
 from git_evidence.policy.identity import Identity
-from git_evidence.policy.schema import POLICY_FILE, Policy, parse_policy
+from git_evidence.policy.parsing import parse_policy
+from git_evidence.policy.schema import POLICY_FILE, Policy
 from git_evidence.rules import table
 
 MAX_FINDINGS_KEY = "evidence.maxFindings"

@@ -17,7 +17,7 @@ from git_evidence.judge import scorecard, workspace
 from git_evidence.judge.scorecard import Judged, Sealed
 from git_evidence.judge.verdict import FixtureRun, PropertyRuns, Signals, seed_flakes
 from git_evidence.ledger import entries
-from git_evidence.lock import manifest, record
+from git_evidence.lock import manifest, record, store
 from git_evidence.lock.disk import worktree_manifest
 from git_evidence.lock.manifest import Drift, Entry
 from git_evidence.lock.record import LockInvalid
@@ -73,12 +73,12 @@ class Pin:
 
 
 def read_pin(git: Git, policy: Policy, base: Oid) -> Pin:
-    found = record.find_lock(git, policy.notes_ref, base)
+    found = store.find_lock(git, policy.notes_ref, base)
     if found is None:
         _, files = manifest.build_manifest(git, base, policy.lock_roots, policy.lock_exclude)
         return Pin(None, None, None, tuple(policy.lock_roots), files)
     try:
-        pinned = record.read_lock(git, found)
+        pinned = store.read_lock(git, found)
     except LockInvalid as exc:
         raise EvidenceError(f"the lock in force at {base[:12]}: {exc.message}", exc.fix) from None
     if found.commit != base:

@@ -8,18 +8,8 @@ from collections.abc import Callable
 from git_evidence.core.oids import Oid
 from git_evidence.core.slots import Slotted
 from git_evidence.lock.manifest import Drift, Listed, build_manifest, compare, root_trees, tree_ids
-from git_evidence.lock.record import (
-    Lock,
-    LockCache,
-    LockInvalid,
-    LockRef,
-    lock_in_force,
-    own_notes,
-    parse_note,
-    pin_digest,
-    previous_lock,
-    read_lock,
-)
+from git_evidence.lock.record import Lock, LockInvalid, LockRef, parse_note, pin_digest
+from git_evidence.lock.store import LockCache, lock_in_force, own_notes, previous_lock, read_lock
 from git_evidence.plumbing.batch import CatFile
 from git_evidence.plumbing.git import Git
 from git_evidence.policy.schema import Policy

@@ -13,7 +13,8 @@ from typing import Any, NamedTuple, Protocol
 
 from git_evidence.core.errors import GitError
 from git_evidence.core.oids import Oid
-from git_evidence.core.paths import GITLINK_MODE, fold_path, glob_regex
+from git_evidence.core.path_globs import fold_path, glob_regex
+from git_evidence.core.paths import GITLINK_MODE
 from git_evidence.plumbing import batch
 from git_evidence.plumbing.git import Git
 

@@ -17,16 +17,8 @@ from git_evidence.core.errors import EvidenceError
 from git_evidence.core.oids import Oid
 from git_evidence.core.records import now_utc
 from git_evidence.lock.manifest import build_manifest, root_trees, tree_ids
-from git_evidence.lock.record import (
-    Lock,
-    LockCache,
-    LockInvalid,
-    LockRef,
-    lock_in_force,
-    own_notes,
-    previous_lock,
-    read_lock,
-)
+from git_evidence.lock.record import Lock, LockInvalid, LockRef
+from git_evidence.lock.store import LockCache, lock_in_force, own_notes, previous_lock, read_lock
 from git_evidence.plumbing import batch, notes
 from git_evidence.plumbing.git import Git, blob_id
 

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Final, Literal, NamedTuple
 
 from git_evidence.core import paths
 from git_evidence.core.oids import Oid
-from git_evidence.core.paths import EVIDENCE_CLASSES, Classifier, PathClass, fold_path
+from git_evidence.core.path_globs import fold_path
+from git_evidence.core.paths import EVIDENCE_CLASSES, Classifier, PathClass
 from git_evidence.core.slots import Slotted
 
 if TYPE_CHECKING:  # data types only: the rules import nothing that runs git
