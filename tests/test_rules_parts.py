@@ -16,7 +16,7 @@ from git_evidence.core import path_globs, paths
 from git_evidence.core.errors import PolicyError
 from git_evidence.core.oids import Oid
 from git_evidence.gate.ranges import CommitDiff, LinkResolver, parse_raw
-from git_evidence.ledger.entries import Problem
+from git_evidence.ledger.entries import LedgerProblem
 from git_evidence.policy import labels
 from git_evidence.policy.parsing import parse_policy
 from git_evidence.policy.schema import Policy
@@ -340,7 +340,7 @@ def test_braces_in_a_labels_path_are_shown_as_written() -> None:
 
 def test_an_append_only_problem_takes_the_hint_for_its_range() -> None:
     hints = {"ledger-rewrite": ("with a base {base}", "without a base")}
-    problem = Problem("ledger-rewrite", 3, "line 3 changed")
+    problem = LedgerProblem("ledger-rewrite", 3, "line 3 changed")
     (based,) = decide_ledger(facts(), [(None, problem)], "q.jsonl", hints)  # type: ignore[arg-type]
     (rootless,) = decide_ledger(facts(base=None), [(None, problem)], "q.jsonl", hints)  # type: ignore[arg-type]
     assert based.hint == f"with a base {facts().base[:12]}"  # type: ignore[index]

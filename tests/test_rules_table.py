@@ -653,8 +653,8 @@ def test_notes_and_ledger_problems_become_findings() -> None:
     (note,) = decide_notes(facts("refs/notes/evidence", notes=True), ["not canonical"])
     assert (note.rule, note.decision, note.message) == ("lock-invalid", REJECT, "not canonical")
     problems = [
-        ("c" * 40, entries.Problem("ledger-entry", 3, "bad")),
-        (None, entries.Problem("ledger-rewrite", None, "gone")),
+        ("c" * 40, entries.LedgerProblem("ledger-entry", 3, "bad")),
+        (None, entries.LedgerProblem("ledger-rewrite", None, "gone")),
     ]
     entry_f, rewrite_f = decide_ledger(facts(), problems, "tests/freeze.jsonl")
     assert entry_f.message == "tests/freeze.jsonl: line 3: bad"

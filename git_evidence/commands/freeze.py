@@ -196,7 +196,10 @@ def _append(git: Git, policy: Policy, line: bytes) -> None:
 
 
 def _list(
-    freezes: list[Freeze], problems: list[entries.Problem], now: datetime, args: argparse.Namespace
+    freezes: list[Freeze],
+    problems: list[entries.LedgerProblem],
+    now: datetime,
+    args: argparse.Namespace,
 ) -> int:
     shown = [
         f

@@ -12,7 +12,6 @@ from git_evidence.core.oids import Oid
 from git_evidence.core.path_globs import fold_path
 from git_evidence.core.paths import Classifier
 from git_evidence.gate import endpoint
-from git_evidence.gate.budget import PROGRESS
 from git_evidence.gate.endpoint import EndpointRow
 from git_evidence.gate.ranges import (
     LinkResolver,
@@ -24,6 +23,7 @@ from git_evidence.gate.ranges import (
     stream_commits,
 )
 from git_evidence.gate.report import Report
+from git_evidence.gate.time_budget import PROGRESS
 from git_evidence.ledger import check as ledger_check
 from git_evidence.lock import check as lock_check
 from git_evidence.plumbing.batch import CatFile

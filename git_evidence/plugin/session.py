@@ -37,7 +37,7 @@ from git_evidence.plugin.reporting import (
     junit,
     junit_child,
 )
-from git_evidence.plugin.sources import Budget, Sources, read_sources
+from git_evidence.plugin.sources import RetryBudget, Sources, read_sources
 from git_evidence.policy.labels import (
     CHARACTERIZATION,
     INVARIANT,
@@ -77,7 +77,7 @@ class EvidenceRun:
         self.sources = Sources.from_worker_input(shared) if shared else read_sources(config)
         self.kinds = self.sources.labels.kinds
         self.junit = bool(getattr(config.option, "xmlpath", None))
-        self.budget = Budget(self.sources.remaining, shared["slots"] if shared else None)
+        self.budget = RetryBudget(self.sources.remaining, shared["slots"] if shared else None)
         self.slots: str | None = None  # the controller's slot directory under xdist
         self.worker_input: dict[str, Any] = {}  # what it sends every worker
         self.hits_file = os.environ.get("EVIDENCE_HITS_FILE") or None

@@ -179,7 +179,7 @@ def _quota(data: bytes | None, source: str) -> tuple[int, str, int]:
     return max(0, quota_mod.remaining(entries)), source, granted
 
 
-class Budget:
+class RetryBudget:
     """Retries the session may still use. Under xdist the workers share it through a
     directory of numbered slots: creating a slot file with O_EXCL is atomic, so two
     workers never take the same retry."""

@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # data types only: the rules import nothing that runs git
 
     from git_evidence.core.errors import ErrorRule
     from git_evidence.gate.ranges import CommitDiff, UpdateFacts
-    from git_evidence.ledger.entries import Problem
+    from git_evidence.ledger.entries import LedgerProblem
     from git_evidence.lock.check import LockFacts
     from git_evidence.lock.manifest import Drift
     from git_evidence.policy.identity import Identity
@@ -1105,7 +1105,7 @@ def decide_notes(facts: UpdateFacts, problems: Sequence[str]) -> list[Finding]:
 
 def decide_ledger(
     facts: UpdateFacts,
-    problems: Sequence[tuple[Oid | None, Problem]],
+    problems: Sequence[tuple[Oid | None, LedgerProblem]],
     ledger_path: str,
     hints: Mapping[RuleId, tuple[str, str]] | None = None,
 ) -> list[Finding]:
