@@ -226,11 +226,7 @@ def _read_part(
     result: dict[str, T] = {}
     try:
         for count, oid in enumerate(oids, start=1):
-            header = reader.header().split()
-            if len(header) != 3 or header[1] != b"blob":
-                raise GitError(BULK, 128, b"", f"blob {oid} is missing or not a blob".encode())
-            size = int(header[2])
-            view = reader.content(size)
+            size, view = reader.blob(oid)
             if view is not None:
                 result[oid] = take(size, view)
             else:  # larger than the buffer: handed over piece by piece
@@ -321,6 +317,21 @@ class _Reader:
         line = bytes(self._view[self._start : newline])
         self._start = newline + 1
         return line
+
+    def blob(self, oid: str) -> tuple[int, memoryview | None]:
+        """The next answer, a blob's (else a GitError): its size and ``content``. The
+        bulk mode's loop, once a blob: a header already buffered is read in place."""
+        newline = self._buf.find(b"\n", self._start, self._end)
+        fields: list[bytes] | list[bytearray]
+        if newline < 0:
+            fields = self.header().split()
+        else:
+            fields = self._buf[self._start : newline].split()
+            self._start = newline + 1
+        if len(fields) != 3 or fields[1] != b"blob":
+            raise self._error(f"blob {oid} is missing or not a blob".encode())
+        size = int(fields[2])
+        return size, self.content(size)
 
     def content(self, size: int) -> memoryview | None:
         """The content of the object whose header was just read (a view valid until
