@@ -1,6 +1,7 @@
 """Writing objects and moving refs: trees built from the trees they change, commits
-rewritten as raw objects, refs moved only from the value they were read at. git.py
-reads; this writes. Like git.py it decides nothing.
+rewritten as raw objects, refs moved only from the value they were read at (what
+``split`` writes). git.py, batch.py and stream.py read; this writes, as notes.py writes
+notes. Like git.py it decides nothing.
 
 Trees: a split's new tree is its parent's tree with some of the commit's rows applied.
 Only the directories on the changed paths are rebuilt, each read through the open
