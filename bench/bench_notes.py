@@ -24,7 +24,7 @@ from common import IDENTITY, NOTES, ROOT, WORK, git
 
 sys.path.insert(0, str(ROOT))
 
-from git_evidence.lock.record import find_lock
+from git_evidence.lock.store import find_lock
 from git_evidence.plumbing.git import Git
 
 

@@ -28,9 +28,11 @@ PURE = (
     "core.facts",
     "gate.walk",
     "core.paths",
+    "core.path_globs",
     "core.globs",
     "core.links",
     "policy.schema",
+    "policy.parsing",
     "ledger.entries",
     "judge.classes",
     "judge.signals",
@@ -58,8 +60,14 @@ PURE = (
     "guard.shell_writes",
     "guard.agent_settings",
 )
-# The modules that run git themselves; everything that imports them runs git too.
-RUN_GIT = ("git_evidence.plumbing.git", "git_evidence.plumbing.objects")
+# The modules that run git themselves (stream.py and batch.py through the ``Git`` they
+# are given); everything that imports them runs git too.
+RUN_GIT = (
+    "git_evidence.plumbing.git",
+    "git_evidence.plumbing.objects",
+    "git_evidence.plumbing.stream",
+    "git_evidence.plumbing.batch",
+)
 
 
 def _modules() -> dict[str, Path]:
@@ -505,3 +513,61 @@ def test_design_notes_list_every_module_once() -> None:
     )
     assert sorted(r for r in rows if r != "commands/*.py") == modules
     assert rows.count("commands/*.py") == 1
+
+
+# --- the dependencies: declared <=> imported --------------------------------------
+
+
+def _top_level_imports(name: str) -> set[str]:
+    """The top-level names of the module's absolute imports (``git`` for ``git.repo``)."""
+    found: set[str] = set()
+    path = MODULES[name]
+    for node in ast.walk(ast.parse(path.read_bytes(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.partition(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module.partition(".")[0])
+    return found
+
+
+def _declared() -> dict[str, set[str]]:
+    """Each runtime dependency of pyproject's ``[project].dependencies`` with the names
+    it is imported by (from its installed metadata; else its normalized name)."""
+    import importlib.metadata
+    import re
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+
+    project = tomllib.loads((PROJECT / "pyproject.toml").read_text(encoding="utf-8"))
+    provides: dict[str, set[str]] = {}
+    for module, dists in importlib.metadata.packages_distributions().items():
+        for dist in dists:
+            provides.setdefault(re.sub(r"[-_.]+", "-", dist).lower(), set()).add(module)
+    declared = {}
+    for spec in project["project"]["dependencies"]:
+        match = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", spec)
+        assert match, spec
+        dist = re.sub(r"[-_.]+", "-", match.group()).lower()
+        declared[match.group()] = provides.get(dist, {dist.replace("-", "_")})
+    return declared
+
+
+def test_every_declared_dependency_is_imported_by_the_package() -> None:
+    imported = set().union(*map(_top_level_imports, MODULES))
+    unused = {dist: names for dist, names in _declared().items() if not names & imported}
+    assert not unused, f"declared in pyproject.toml, imported nowhere in git_evidence/: {unused}"
+
+
+def test_every_package_imported_outside_the_plugin_is_declared() -> None:
+    # The plugin runs inside pytest, which loads it: what it imports of pytest (and of
+    # Hypothesis, when a session has it) is its host's, not a dependency.
+    known = {"git_evidence", *sys.stdlib_module_names, *set().union(*_declared().values())}
+    undeclared = {
+        f"{name}: {sorted(_top_level_imports(name) - known)}"
+        for name in MODULES
+        if not name.startswith("git_evidence.plugin.") and _top_level_imports(name) - known
+    }
+    assert not undeclared, "imported, not declared in pyproject.toml:\n" + "\n".join(undeclared)

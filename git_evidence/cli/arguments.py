@@ -12,6 +12,7 @@ from typing import Any, cast
 
 from git_evidence import __version__
 from git_evidence.cli import arguments_ci
+from git_evidence.cli.names import COMMANDS
 from git_evidence.cli.options import (
     Parser,
     add_draft,
@@ -20,7 +21,6 @@ from git_evidence.cli.options import (
     add_max_findings,
     add_rev,
     apply_conventions,
-    subcommands,
 )
 from git_evidence.core.errors import UsageError
 
@@ -72,10 +72,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser of every command, or with ``only``, of that command alone (the others
     are not built: building all of them costs a command some 15 ms). An ``only`` that
     names no command gets the whole parser, so its error lists every choice."""
-    parser = _build(only)
-    if only is not None and only not in {name for name, _, _ in subcommands(parser)}:
-        return _build(None)
-    return parser
+    return _build(only if only in COMMANDS else None)
 
 
 def _build(only: str | None) -> Parser:
@@ -94,13 +91,18 @@ def _build(only: str | None) -> Parser:
         "argparse._SubParsersAction[argparse.ArgumentParser]",
         parser.add_subparsers(dest="command", metavar="COMMAND", required=True),
     )
-    if only is not None:
-        real = sub.add_parser
+    # Every command is added through here, in the order of names.COMMANDS, and only
+    # ``only``'s is built.
+    real = sub.add_parser
+    added: list[str] = []
 
-        def add_parser(name: str, **kwargs: Any) -> Any:
-            return real(name, **kwargs) if name == only else _Skipped()
+    def add_parser(name: str, **kwargs: Any) -> Any:
+        added.append(name)
+        if name not in COMMANDS:
+            raise RuntimeError(f"the parser adds {name!r}, which cli/names.py does not list")
+        return real(name, **kwargs) if only in (None, name) else _Skipped()
 
-        setattr(sub, "add_parser", add_parser)  # noqa: B010 (an instance's method)
+    setattr(sub, "add_parser", add_parser)  # noqa: B010 (an instance's method)
 
     p = sub.add_parser(
         "check",
@@ -348,5 +350,7 @@ def _build(only: str | None) -> Parser:
         "a finding fills in (<commit>, <base>, …) are explained below the list.",
     )
     add_format(p)
+    if tuple(added) != COMMANDS:
+        raise RuntimeError(f"the parser adds {added}, cli/names.py lists {list(COMMANDS)}")
     apply_conventions(parser)
     return parser

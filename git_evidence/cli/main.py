@@ -19,6 +19,8 @@ from contextlib import AbstractContextManager
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, TextIO, cast
 
+from git_evidence.cli.names import module_of
+
 # Only the error types load before a command is chosen (argparse when a command line
 # is parsed): `--help` and the non-judging commands do not pay for the judging
 # machinery, nor a hook for the parser.
@@ -34,7 +36,7 @@ from git_evidence.core.errors import (
     NotARepository,
     UsageError,
 )
-from git_evidence.gate import budget
+from git_evidence.gate import time_budget
 from git_evidence.terminal import console
 
 if TYPE_CHECKING:
@@ -54,34 +56,10 @@ WATCHED = frozenset({"check", "verify"})  # judgements that show progress on a t
 # command loads still knows them.
 FORGE_FORMATS = frozenset({"sarif", "github", "codequality"})
 
-COMMAND_MODULES = {
-    "check": "check",
-    "classify": "classify",
-    "policy": "policy",
-    "pre-commit": "pre_commit",
-    "pre-push": "pre_push",
-    "pre-receive": "pre_receive",
-    "install": "install",
-    "post-receive": "post_receive",
-    "lock": "lock",
-    "show-lock": "show_lock",
-    "verify": "verify",
-    "freeze": "freeze",
-    "doctor": "doctor",
-    "split": "split",
-    "judge": "judge",
-    "show-verdict": "show_verdict",
-    "rules": "rules",
-    "labels": "labels",
-    "quota": "quota",
-    "ci": "ci",
-    "guard": "guard",
-}
-
 
 def _command(name: str) -> Callable[[argparse.Namespace], Report | int]:
     # Each command imports only what it needs, so hooks start fast.
-    module = importlib.import_module(f"git_evidence.commands.{COMMAND_MODULES[name]}")
+    module = importlib.import_module(module_of(name))
     run: Callable[[argparse.Namespace], Report | int] = module.run
     return run
 
@@ -101,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(words: list[str]) -> int:
-    budget.PROGRESS.restart()  # one command a process; a caller may run several
+    time_budget.PROGRESS.restart()  # one command a process; a caller may run several
     try:
         args = _parse(words)
     except UsageError as exc:
@@ -118,20 +96,20 @@ def _main(words: list[str]) -> int:
     except BrokenPipeError:
         raise
     except EvidenceError as exc:
-        writing = budget.PROGRESS.stage == "writing the report"
-        budget.stop()
+        writing = time_budget.PROGRESS.stage == "writing the report"
+        time_budget.stop()
         if writing and args.command in HOOKS:  # the budget may have cut a line short
             sys.stderr.write("\n")
         return _failed(exc, args, fmt)
     except KeyboardInterrupt:
-        budget.stop()
+        time_budget.stop()
         console.say("interrupted; nothing was allowed")
         return EXIT_ERROR
     except Exception as exc:  # a hook never shows a raw traceback, never allows
-        budget.stop()
+        time_budget.stop()
         return _crashed(exc, args, fmt)
     finally:
-        budget.stop()
+        time_budget.stop()
 
 
 # A hook as git starts it (its name, then at most git's positional arguments, no
@@ -203,7 +181,7 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
     else:
         code = result.exit_code
         # An armed time budget (pre-receive) also bounds rendering and writing.
-        budget.PROGRESS.stage = "writing the report"
+        time_budget.PROGRESS.stage = "writing the report"
         if not _silent(args, fmt, result):
             _emit(result, fmt, sys.stderr if hook else sys.stdout)
     if wrap:  # a command that renders only text: its lines and exit status, as JSON
@@ -228,7 +206,7 @@ def _progress(command: str) -> AbstractContextManager[object]:
     """A judgement outside a hook may take a while: say how far it got, on a terminal."""
     if command not in WATCHED:
         return contextlib.nullcontext()
-    from git_evidence.gate.budget import PROGRESS
+    from git_evidence.gate.time_budget import PROGRESS
     from git_evidence.terminal import progress
 
     return progress.watching(PREFIX, PROGRESS.describe)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from git_evidence.core.errors import EXIT_ALLOW, EXIT_REFUSE, EvidenceError
 from git_evidence.install.hooks import MARKER, RECOMMENDED, SERVER_HOOKS
-from git_evidence.lock import record
+from git_evidence.lock import store
 from git_evidence.plumbing.context import open_repo, server_policy
 from git_evidence.policy.identity import PUSHER_VARIABLES, server_pusher
 
@@ -109,7 +109,7 @@ def _examine(args: argparse.Namespace, note: Callable[[tuple[str, str]], None]) 
             f"to {policy.base}, or a lock writer runs git evidence lock",
         )
     else:
-        found = record.find_lock(git, policy.notes_ref, tip)
+        found = store.find_lock(git, policy.notes_ref, tip)
         say(
             "ok" if found else "warning",
             f"lock in force at {policy.base}: note on {found.commit[:12]}"

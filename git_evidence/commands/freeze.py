@@ -85,7 +85,10 @@ def _add(git: Git, policy: Policy, args: argparse.Namespace) -> int:
 
 
 def _list(
-    freezes: list[Freeze], problems: list[entries.Problem], now: datetime, args: argparse.Namespace
+    freezes: list[Freeze],
+    problems: list[entries.LedgerProblem],
+    now: datetime,
+    args: argparse.Namespace,
 ) -> int:
     shown = [
         f

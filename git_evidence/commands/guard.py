@@ -105,7 +105,8 @@ class _Ahead:
     def __init__(self, where: str) -> None:
         import threading
 
-        from git_evidence.plumbing.git import CatFile, Git
+        from git_evidence.plumbing.batch import CatFile
+        from git_evidence.plumbing.git import Git
 
         self._git = Git(cwd=where)
         self._cat = CatFile(self._git)
@@ -201,6 +202,7 @@ class _Ahead:
     def existing(self, git: Git, refs: dict[str, Oid], paths: list[str]) -> set[str]:
         """Which of ``paths`` are test code already: in HEAD or at the base (where the
         policy is read), spelled as given or as a disk that folds case spells it."""
+        from git_evidence.plumbing import batch
         from git_evidence.plumbing.context import client_policy_rev
 
         top = git.cwd or "."
@@ -221,7 +223,7 @@ class _Ahead:
                     specs.append(f"{rev}:{spelling}")
                     owners.append(path)
         # --batch-check: a test file's bytes are never read, however large it is.
-        hits = git.batch_check(specs)
+        hits = batch.check(git, specs)
         return {owner for owner, hit in zip(owners, hits, strict=True) if hit is not None}
 
 

@@ -23,7 +23,8 @@ from git_evidence.install.hooks import (
 )
 from git_evidence.plumbing.context import client_policy, open_repo
 from git_evidence.plumbing.git import Git
-from git_evidence.policy.schema import Policy, read_sealed
+from git_evidence.policy.parsing import read_sealed
+from git_evidence.policy.schema import Policy
 
 # The line the pre-commit framework writes into the hooks it installs (its hook
 # template): such a hook is rewritten by `pre-commit install`, so git evidence goes into

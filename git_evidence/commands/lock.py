@@ -13,7 +13,9 @@ import sys
 from git_evidence.core.errors import EXIT_REFUSE, EvidenceError, GitError
 from git_evidence.core.oids import Oid
 from git_evidence.lock import pinning
-from git_evidence.lock.record import Lock, resolve_commit
+from git_evidence.lock.record import Lock
+from git_evidence.lock.store import resolve_commit
+from git_evidence.plumbing import notes
 from git_evidence.plumbing.context import chosen_policy, is_draft, require_commit
 from git_evidence.plumbing.git import Git
 from git_evidence.policy.schema import Policy
@@ -157,7 +159,7 @@ def _take_remote_notes(git: Git, remote: str, ref: str) -> None:
     if not git.fetch_ref(remote, ref, FETCHED):
         return  # the remote has no notes yet
     try:
-        git.merge_notes(ref, FETCHED)
+        notes.merge_notes(git, ref, FETCHED)
     finally:
         git.run("update-ref", "-d", FETCHED)
 

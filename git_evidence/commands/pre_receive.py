@@ -7,7 +7,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from git_evidence.gate import budget, pipeline
+from git_evidence.gate import pipeline, time_budget
 from git_evidence.gate.ranges import parse_receive_lines
 from git_evidence.gate.report import Report
 from git_evidence.plumbing.context import (
@@ -26,16 +26,16 @@ if TYPE_CHECKING:
 
 def run(args: argparse.Namespace) -> Report:
     """Judges under the time budget, armed until the report is written (cli)."""
-    budget.start(Policy().time_budget_s)  # until the policy says otherwise
+    time_budget.start(Policy().time_budget_s)  # until the policy says otherwise
     who = server_pusher(os.environ)
-    budget.PROGRESS.pusher = who.describe()
-    budget.PROGRESS.stage = "reading the hook input"
+    time_budget.PROGRESS.pusher = who.describe()
+    time_budget.PROGRESS.stage = "reading the hook input"
     updates = parse_receive_lines(sys.stdin.buffer.read())
     git = Git()
-    budget.PROGRESS.stage = "reading the policy"
+    time_budget.PROGRESS.stage = "reading the policy"
     refs, symrefs = git.refs_and_symrefs()
     policy = server_policy(git, refs)
-    budget.start(policy.time_budget_s)
+    time_budget.start(policy.time_budget_s)
     view = server_view(refs, policy)
     aliases = server_aliases(git, refs, symrefs, updates)
     updates, notes = judged_refs(updates, aliases, {*view.protected, policy.notes_ref})

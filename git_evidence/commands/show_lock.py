@@ -7,16 +7,16 @@ import json
 
 from git_evidence.core.errors import EXIT_REFUSE
 from git_evidence.gate.report import show_path
-from git_evidence.lock import record
+from git_evidence.lock import store
 from git_evidence.plumbing.context import chosen_policy, require_commit
 from git_evidence.plumbing.git import Git
 
 
 def run(args: argparse.Namespace) -> int:
     git = Git()
-    rev = record.resolve_commit(git, args.rev) or require_commit(git, args.rev)
+    rev = store.resolve_commit(git, args.rev) or require_commit(git, args.rev)
     policy = chosen_policy(git, None)
-    found = record.find_lock(git, policy.notes_ref, rev)
+    found = store.find_lock(git, policy.notes_ref, rev)
     if found is None:
         message = (
             f"no lock in force at {rev[:12]} ({policy.notes_ref} has no note on it or its "
@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(f"git-evidence: {message}.\n  To fix: {fix}")
         return EXIT_REFUSE
-    pinned = record.read_lock(git, found)
+    pinned = store.read_lock(git, found)
     if args.format == "json":
         print(
             json.dumps(

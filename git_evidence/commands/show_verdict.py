@@ -12,7 +12,7 @@ import sys
 from git_evidence.core.errors import EXIT_ALLOW, EXIT_REFUSE
 from git_evidence.judge import record as verdict_record
 from git_evidence.judge.text import to_text
-from git_evidence.lock import record as lock_record
+from git_evidence.lock import store
 from git_evidence.plumbing.context import chosen_policy, require_commit
 from git_evidence.plumbing.git import Git
 
@@ -22,7 +22,7 @@ def run(args: argparse.Namespace) -> int:
     rev = require_commit(git, args.rev)
     policy = chosen_policy(git, None)
     notes_ref = policy.judge.notes_ref
-    blob = lock_record.own_notes(git, notes_ref, [rev])[0].get(rev)
+    blob = store.own_notes(git, notes_ref, [rev])[0].get(rev)
     if blob is None:
         print(
             f"git-evidence: no verdict on {rev[:12]} in {notes_ref}.\n  To fix: fetch the "

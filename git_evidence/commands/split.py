@@ -29,8 +29,9 @@ from git_evidence.core.facts import CommitDiff
 from git_evidence.core.oids import Oid
 from git_evidence.core.paths import EVIDENCE_CLASSES, Classifier, PathClass
 from git_evidence.gate.ranges import LinkResolver, parse_raw
+from git_evidence.plumbing.batch import CatFile
 from git_evidence.plumbing.context import chosen_policy
-from git_evidence.plumbing.git import CatFile, Git
+from git_evidence.plumbing.git import Git
 from git_evidence.plumbing.objects import (
     TreeBuilder,
     TreeEdit,
@@ -41,6 +42,7 @@ from git_evidence.plumbing.objects import (
     tree_of,
     write_objects,
 )
+from git_evidence.plumbing.stream import diff_tree_stream
 from git_evidence.policy.schema import Policy
 from git_evidence.rules import table
 from git_evidence.rules.summaries import summarize
@@ -247,7 +249,7 @@ class _Splitter:
     ) -> Iterator[tuple[CommitDiff, frozenset[PathClass]]]:
         """Each commit ``rev-list revlist`` lists, with its classes as the gate sees them
         (links followed through the commit's own tree)."""
-        tokens = self.git.diff_tree_stream([revlist], [[]])
+        tokens = diff_tree_stream(self.git, [revlist], [[]])
         for commit in parse_raw(tokens, LinkResolver(self.git, self.cat)):
             yield commit, summarize(commit, self.classifier).classes
 

@@ -25,7 +25,7 @@ from git_evidence.gate.report import (
     wrap,
 )
 from git_evidence.ledger.freezes import freeze_notes
-from git_evidence.lock import manifest, record
+from git_evidence.lock import manifest, record, store
 from git_evidence.lock.disk import worktree_manifest
 from git_evidence.lock.record import LockInvalid
 from git_evidence.plumbing.context import draft_policy, policy_at, require_commit
@@ -38,7 +38,7 @@ LINE = 80  # verify prints for a terminal, not under `remote:`
 
 def run(args: argparse.Namespace) -> int:
     git = Git()
-    rev = record.resolve_commit(git, args.rev) or require_commit(git, args.rev)
+    rev = store.resolve_commit(git, args.rev) or require_commit(git, args.rev)
     refs: dict[str, Oid] | None = None
     base: Oid | None
     if args.base:  # the policy is read there: no refs to list unless a range is judged
@@ -53,8 +53,8 @@ def run(args: argparse.Namespace) -> int:
     # One batch-check: REV's own note, whether there are notes at all, REV's roots.
     roots = list(policy.lock_roots)
     at = (f"{rev}:{root}" for root in roots)
-    own, (ref, *root_hits) = record.own_notes(git, policy.notes_ref, [rev], policy.notes_ref, *at)
-    found = record.lock_in_force(git, policy.notes_ref, rev, own.get(rev), ref is not None)
+    own, (ref, *root_hits) = store.own_notes(git, policy.notes_ref, [rev], policy.notes_ref, *at)
+    found = store.lock_in_force(git, policy.notes_ref, rev, own.get(rev), ref is not None)
     rev_trees = manifest.tree_ids(roots, root_hits)
     summary: record.CachedLock | None = None
     problem = None
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
             f"{policy.notes_ref}:{policy.notes_ref}) or have a lock writer pin one"
         )
     else:
-        cache = record.LockCache(git)
+        cache = store.LockCache(git)
         summary = cache.get(found.blob)
         # A note validated before, whose root trees equal REV's: nothing to read.
         fast = (
@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         )
         if not fast:
             try:
-                pinned = record.read_lock(git, found, cache)
+                pinned = store.read_lock(git, found, cache)
             except LockInvalid as exc:
                 problem, summary = exc.message, None
             else:

@@ -23,10 +23,10 @@ from git_evidence.core.slots import Frozen
 if TYPE_CHECKING:
     from typing import Any, Literal, TypeAlias
 
-    from git_evidence.ledger.entries import Problem
+    from git_evidence.ledger.entries import LedgerProblem
 
     # (commit, problem) of an append-only file's change; None: the range as a whole
-    AppendProblems: TypeAlias = Sequence[tuple[Oid | None, Problem]]
+    AppendProblems: TypeAlias = Sequence[tuple[Oid | None, LedgerProblem]]
     FileKind: TypeAlias = Literal["policy", "labels"]
     # Who gathered the facts: the decide pass words a few findings for it.
     EntryPoint: TypeAlias = Literal["pre-receive", "pre-push", "pre-commit", "check"]

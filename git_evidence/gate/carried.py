@@ -10,8 +10,10 @@ from git_evidence.core.errors import PolicyError
 from git_evidence.core.facts import FileProblem
 from git_evidence.core.oids import is_zero
 from git_evidence.core.paths import Change
-from git_evidence.plumbing.git import CatFile, Git
-from git_evidence.policy.schema import POLICY_FILE, Policy, parse_policy
+from git_evidence.plumbing.batch import CatFile
+from git_evidence.plumbing.git import Git
+from git_evidence.policy.parsing import parse_policy
+from git_evidence.policy.schema import POLICY_FILE, Policy
 
 
 def _parsed(data: bytes, source: str) -> tuple[str | None, Policy | None]:

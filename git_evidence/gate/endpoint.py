@@ -21,6 +21,7 @@ from git_evidence.gate.ranges import LinkResolver, parse_raw
 if TYPE_CHECKING:
     from git_evidence.gate import walk
 from git_evidence.plumbing.git import Git, decode_path
+from git_evidence.plumbing.stream import diff_pairs
 
 # (class, path, new mode, new object id) of an evidence path that differs between
 # base and new; a path new lacks has mode 000000 and a zero id, as git prints them.
@@ -139,7 +140,7 @@ def merge_differs(
     paths = sorted(wanted)
     limit = paths if len(paths) <= _PATHSPEC_MAX else []
     differs: set[tuple[str, str, str]] = set()
-    for token in git.diff_pairs([f"{m} {p}" for m, p in pairs], limit) if pairs else ():
+    for token in diff_pairs(git, [f"{m} {p}" for m, p in pairs], limit) if pairs else ():
         if meta is not None:
             path = decode_path(token)
             if path in wanted:

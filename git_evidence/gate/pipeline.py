@@ -17,9 +17,9 @@ from git_evidence.core.facts import (
     UpdateFacts,
 )
 from git_evidence.core.oids import Oid
-from git_evidence.core.paths import Classifier, fold_path
+from git_evidence.core.path_globs import fold_path
+from git_evidence.core.paths import Classifier
 from git_evidence.gate import carried, decision, endpoint
-from git_evidence.gate.budget import PROGRESS
 from git_evidence.gate.endpoint import EndpointRow
 from git_evidence.gate.ranges import (
     LinkResolver,
@@ -29,10 +29,13 @@ from git_evidence.gate.ranges import (
     stream_commits,
 )
 from git_evidence.gate.report import Report
+from git_evidence.gate.time_budget import PROGRESS
 from git_evidence.ledger import check as ledger_check
 from git_evidence.lock import check as lock_check
+from git_evidence.plumbing.batch import CatFile
 from git_evidence.plumbing.context import policy_after_push
-from git_evidence.plumbing.git import CatFile, Git, Later
+from git_evidence.plumbing.git import Git
+from git_evidence.plumbing.stream import Later, diff_trees_later
 from git_evidence.policy.identity import Identity
 from git_evidence.policy.schema import POLICY_FILE, Policy
 from git_evidence.rules.decide import judges_range
@@ -40,7 +43,7 @@ from git_evidence.rules.summaries import summarize, with_kept
 
 if TYPE_CHECKING:
     from git_evidence.core.facts import EntryPoint
-    from git_evidence.ledger.entries import Problem
+    from git_evidence.ledger.entries import LedgerProblem
 
 MAX_FINDINGS_KEY = "evidence.maxFindings"
 
@@ -125,7 +128,7 @@ def _gather(
             # starts now, on the core the stream's reader leaves free.
             settled = settle_plans(plans)
             ahead = {
-                i: git.diff_trees_later(*ends)
+                i: diff_trees_later(git, *ends)
                 for i, facts in enumerate(settled)
                 if (ends := _endpoint_ends(facts, parents))
             }
@@ -206,13 +209,13 @@ def _bundle(
                 files.append(FileProblem("labels", after.labels_path, problem))
     found = lock_check.lock_facts(git, cat, policy, facts.base, facts.commit, view.notes)
     touched = [(c, change) for c in facts.commits for change in summaries[c].ledger]
-    ledger: list[tuple[Oid | None, Problem]] = []
+    ledger: list[tuple[Oid | None, LedgerProblem]] = []
     # The whole-range check runs whenever the ledger differs between base and
     # new, also when no commit's own diff touches it (a merge kept an older one).
     if touched or fold_path(policy.ledger_path) in moved:
         ledger = ledger_check.ledger_problems(git, cat, facts, touched, policy, pins)
     spent = [(c, change) for c in facts.commits for change in summaries[c].quota]
-    quota: list[tuple[Oid | None, Problem]] = []
+    quota: list[tuple[Oid | None, LedgerProblem]] = []
     if spent or fold_path(policy.quota_path) in moved:  # as the ledger: a kept older copy too
         # loaded only for a push that touches the quota, off the hook's start
         from git_evidence.ledger import quota_check

@@ -17,7 +17,9 @@ from git_evidence.core.links import LinkWalk, follow_link
 from git_evidence.core.oids import Oid, is_oid, is_zero
 from git_evidence.core.paths import GITLINK_MODE, SYMLINK_MODE, Change
 from git_evidence.core.slots import Slotted
-from git_evidence.plumbing.git import CatFile, Git, decode_path
+from git_evidence.plumbing.batch import CatFile
+from git_evidence.plumbing.git import Git, decode_path
+from git_evidence.plumbing.stream import diff_tree_chunks
 from git_evidence.policy.schema import Policy
 
 # ``sys.intern`` for the ids the stream parses: typed to give an Oid, at no cost per id.
@@ -201,7 +203,7 @@ def stream_commits(
     judged = [p for p in plans if p.revlist is not None]
     members: list[list[str]] = [p.listed for p in judged]
     parents = {} if parents is None else parents
-    chunks = git.diff_tree_chunks([p.revlist or () for p in judged], members, parents)
+    chunks = diff_tree_chunks(git, [p.revlist or () for p in judged], members, parents)
     with CatFile(git) as blobs:
         yield from parse_raw(
             itertools.chain.from_iterable(chunks),

@@ -13,7 +13,8 @@ from git_evidence.core.oids import ZERO_OID
 from git_evidence.core.paths import Change
 from git_evidence.gate import carried
 from git_evidence.gate.ranges import LinkResolver, parse_raw
-from git_evidence.plumbing.git import CatFile, Git
+from git_evidence.plumbing.batch import CatFile
+from git_evidence.plumbing.git import Git
 from git_evidence.policy.schema import Policy
 from git_evidence.rules.summaries import summarize
 from git_evidence.rules.table import STAGED

@@ -189,7 +189,7 @@ def disk_spelling(top: str, path: str, listdir: Callable[[str], list[str]]) -> s
     """How ``path`` is spelled on a disk that folds case (``Tests/A.py`` names the
     tree's ``tests/a.py`` there): each component as the directory lists it, an exact
     name first, else the one that folds alike; None when a component is not there."""
-    from git_evidence.core.paths import fold_path
+    from git_evidence.core.path_globs import fold_path
 
     current, parts = top, []
     for part in path.split("/"):

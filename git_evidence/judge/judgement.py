@@ -41,7 +41,7 @@ from git_evidence.judge.request import Request, check, draft_note, select_proper
 from git_evidence.judge.scorecard import Sealed
 from git_evidence.judge.signals import active_freezes, any_disagreement, signals_from_runs
 from git_evidence.judge.text import explain
-from git_evidence.lock import record as lock_record
+from git_evidence.lock import store
 from git_evidence.plumbing.context import (
     client_policy_rev,
     draft_policy,
@@ -267,7 +267,7 @@ class _Judgement:
         drift["after"] = [steps.drift_json(d) for d in after.values()]
         breach = tuple(f"changed during the run: {d.describe()}" for d in after.values())
         breach += tuple(held.runner_config_written(loaded, spaces))
-        if lock_record.find_lock(git, policy.notes_ref, base) != steps.lock_ref(pin):
+        if store.find_lock(git, policy.notes_ref, base) != steps.lock_ref(pin):
             breach += (PIN_MOVED,)
         freezes = {}
         if any_disagreement(results):  # only then is the ledger read

@@ -12,6 +12,7 @@ from typing import Any, BinaryIO
 from git_evidence.core.errors import EvidenceError
 from git_evidence.core.oids import Oid
 from git_evidence.core.records import canonical_json, now_utc
+from git_evidence.plumbing import notes
 from git_evidence.plumbing.git import Git
 
 NOTE_TRIES = 3
@@ -48,10 +49,10 @@ def publish(
     if note and candidate is not None:
         # Written byte for byte; a writer that moved the ref meanwhile is written over
         # in a second try on top of its commit, never replaced.
-        (blob,) = git.write_blobs([data])
+        (blob,) = notes.write_blobs(git, [data])
         for _ in range(NOTE_TRIES):
-            if git.write_notes(
-                notes_ref, git.ref_oid(notes_ref), {candidate: blob}, "git evidence judge"
+            if notes.write_notes(
+                git, notes_ref, git.ref_oid(notes_ref), {candidate: blob}, "git evidence judge"
             ):
                 break
         else:

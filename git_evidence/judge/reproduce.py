@@ -20,7 +20,7 @@ from git_evidence.core.records import iso_utc
 from git_evidence.judge import held, steps, workspace
 from git_evidence.ledger.fingerprint import exit_fingerprint, fingerprint
 from git_evidence.ledger.freezes import append_lines
-from git_evidence.lock import record
+from git_evidence.lock import store
 from git_evidence.plumbing.git import Git
 from git_evidence.policy.identity import WRITER_KEY, line_writer
 from git_evidence.policy.properties import JUNIT_PLACEHOLDER, JudgeProperty
@@ -99,7 +99,7 @@ def reproduce(git: Git, policy: Policy, asked: Asked) -> Reproduced:
     head = git.resolve_commit(asked.rev)
     if head is None:
         raise UsageError(f"{asked.rev} is not a commit", fix="give --rev a commit to reproduce on")
-    found = record.find_lock(git, policy.notes_ref, head)
+    found = store.find_lock(git, policy.notes_ref, head)
     if found is None:
         raise EvidenceError(
             f"no lock in force at {asked.rev}: a freeze cites the lock it was reproduced against",
@@ -107,7 +107,7 @@ def reproduce(git: Git, policy: Policy, asked: Asked) -> Reproduced:
             f"{policy.notes_ref}:{policy.notes_ref}) or have a lock "
             "writer pin one",
         )
-    pin = record.read_lock(git, found).digest
+    pin = store.read_lock(git, found).digest
     junit = any(JUNIT_PLACEHOLDER in a for a in asked.command)
     outcomes = _held_runs(git, policy, head, asked, junit)
 

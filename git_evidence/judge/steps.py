@@ -19,11 +19,13 @@ from git_evidence.judge.classes import Signals
 from git_evidence.judge.scorecard import Sealed
 from git_evidence.judge.signals import FixtureRun, PropertyRuns, seed_flakes
 from git_evidence.ledger import entries
-from git_evidence.lock import manifest, record
+from git_evidence.lock import manifest, store
 from git_evidence.lock.disk import worktree_manifest
 from git_evidence.lock.record import LockInvalid
+from git_evidence.plumbing.batch import CatFile
 from git_evidence.plumbing.context import labels_bytes
-from git_evidence.plumbing.git import RAW_DIFF, CatFile, Git, zsplit
+from git_evidence.plumbing.git import Git
+from git_evidence.plumbing.stream import RAW_DIFF, zsplit
 from git_evidence.policy.properties import JudgeProperty
 from git_evidence.policy.schema import Policy
 from git_evidence.sandbox import runner
@@ -72,12 +74,12 @@ class Pin:
 
 
 def read_pin(git: Git, policy: Policy, base: Oid) -> Pin:
-    found = record.find_lock(git, policy.notes_ref, base)
+    found = store.find_lock(git, policy.notes_ref, base)
     if found is None:
         _, files = manifest.build_manifest(git, base, policy.lock_roots, policy.lock_exclude)
         return Pin(None, None, None, tuple(policy.lock_roots), files)
     try:
-        pinned = record.read_lock(git, found)
+        pinned = store.read_lock(git, found)
     except LockInvalid as exc:
         raise EvidenceError(f"the lock in force at {base[:12]}: {exc.message}", exc.fix) from None
     if found.commit != base:

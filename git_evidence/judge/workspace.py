@@ -23,7 +23,8 @@ from typing import cast
 
 from git_evidence.core.errors import EvidenceError, GitError
 from git_evidence.core.oids import Oid
-from git_evidence.core.paths import GITLINK_MODE, SYMLINK_MODE, fold_path
+from git_evidence.core.path_globs import fold_path
+from git_evidence.core.paths import GITLINK_MODE, SYMLINK_MODE
 from git_evidence.plumbing.git import Git
 
 PREFIX = "git-evidence-judge-"

@@ -60,7 +60,10 @@ class Freeze(NamedTuple):
         }
 
 
-class Problem(NamedTuple):
+class LedgerProblem(NamedTuple):
+    """What is wrong with an append-only ledger (the freeze ledger, the retry quota): the
+    rule it breaks, the line (None: the file as a whole), why."""
+
     # rules.RuleId's two ledger rules (the ledger cannot import the rules, which type
     # against it)
     rule: Literal["ledger-rewrite", "ledger-entry"]
@@ -194,17 +197,17 @@ def parse_entry(raw: bytes, line: int, max_window_hours: int) -> Freeze:
     )
 
 
-def parse_ledger(data: bytes, max_window_hours: int) -> tuple[list[Freeze], list[Problem]]:
+def parse_ledger(data: bytes, max_window_hours: int) -> tuple[list[Freeze], list[LedgerProblem]]:
     """Every entry of a ledger, and the lines that do not parse."""
     freezes: list[Freeze] = []
-    problems: list[Problem] = []
+    problems: list[LedgerProblem] = []
     for number, raw in enumerate(data.split(b"\n"), start=1):
         if not raw and number > data.count(b"\n"):
             break
         try:
             freezes.append(parse_entry(raw, number, max_window_hours))
         except EntryError as exc:
-            problems.append(Problem("ledger-entry", number, str(exc)))
+            problems.append(LedgerProblem("ledger-entry", number, str(exc)))
     return freezes, problems
 
 
@@ -216,23 +219,27 @@ def check_change(
     now: datetime,
     writers: Collection[str],
     pin_exists: Callable[[str], bool],
-) -> list[Problem]:
+) -> list[LedgerProblem]:
     """One change of the ledger: old bytes must stay an exact prefix of the new ones,
     and every appended line must be a valid, current freeze by a ledger writer.
 
     Only the appended bytes are parsed: a 100,000-line ledger costs one prefix
     comparison and the new lines."""
     prefix = appended_to(old, new, "the ledger")
-    if isinstance(prefix, Problem):
+    if isinstance(prefix, LedgerProblem):
         return [prefix]
     appended, first = prefix
     if not appended:
         return []
     if not old and appended.startswith(BOM):
-        return [Problem("ledger-entry", 1, "byte order mark: the ledger is UTF-8 without BOM")]
+        return [
+            LedgerProblem("ledger-entry", 1, "byte order mark: the ledger is UTF-8 without BOM")
+        ]
     if not appended.endswith(b"\n"):
         return [
-            Problem("ledger-entry", first + appended.count(b"\n"), "the last line has no newline")
+            LedgerProblem(
+                "ledger-entry", first + appended.count(b"\n"), "the last line has no newline"
+            )
         ]
     problems = []
     for offset, raw in enumerate(appended[:-1].split(b"\n")):
@@ -240,10 +247,10 @@ def check_change(
         try:
             entry = parse_entry(raw, number, max_window_hours)
         except EntryError as exc:
-            problems.append(Problem("ledger-entry", number, str(exc)))
+            problems.append(LedgerProblem("ledger-entry", number, str(exc)))
             continue
         problems += [
-            Problem("ledger-entry", number, why)
+            LedgerProblem("ledger-entry", number, why)
             for why in _entry_in_context(entry, now, writers, pin_exists)
         ]
     return problems
@@ -254,22 +261,22 @@ class Appended(NamedTuple):
     first: int  # the number of the first appended line
 
 
-def appended_to(old: bytes | None, new: bytes | None, what: str) -> Appended | Problem:
+def appended_to(old: bytes | None, new: bytes | None, what: str) -> Appended | LedgerProblem:
     """The prefix rule of an append-only file (the freeze ledger, the retry quota):
     the old bytes stay an exact prefix of the new ones, and the old last line ended
     with a newline (else appending changed it). The appended bytes, or the
     ``ledger-rewrite`` problem."""
     if new is None:
-        return Problem("ledger-rewrite", None, f"{what} was deleted or renamed")
+        return LedgerProblem("ledger-rewrite", None, f"{what} was deleted or renamed")
     old = old or b""
     if not new.startswith(old):
-        return Problem(
+        return LedgerProblem(
             "ledger-rewrite",
             _first_difference(old, new),
             "existing lines were edited, removed, reordered or re-encoded",
         )
     if old and not old.endswith(b"\n"):
-        return Problem(
+        return LedgerProblem(
             "ledger-rewrite",
             old.count(b"\n") + 1,
             "the last line had no newline, so appending changed it",

@@ -18,7 +18,7 @@ from git_evidence.policy.schema import Policy
 
 def read_ledger(
     git: Git, policy: Policy, rev: str | None = None
-) -> tuple[list[Freeze], list[entries.Problem]]:
+) -> tuple[list[Freeze], list[entries.LedgerProblem]]:
     """The ledger as tests read it (the working tree's file), or at ``rev``."""
     return entries.parse_ledger(ledger_bytes(git, policy, rev), policy.max_window_hours)
 

@@ -21,7 +21,7 @@ from git_evidence.ledger.entries import (
     BOM,
     CLOCK_SKEW,
     EntryError,
-    Problem,
+    LedgerProblem,
     appended_to,
     json_object,
     parse_time,
@@ -103,12 +103,14 @@ def _clean_string(key: str, value: str) -> None:
             raise EntryError(f"{key} contains U+{ord(char):04X}, which no entry may hold")
 
 
-def parse_quota(data: bytes) -> tuple[list[Entry], list[Problem]]:
+def parse_quota(data: bytes) -> tuple[list[Entry], list[LedgerProblem]]:
     """Every entry of a quota file, and the lines that do not parse."""
     entries: list[Entry] = []
-    problems: list[Problem] = []
+    problems: list[LedgerProblem] = []
     if data.startswith(BOM):
-        return [], [Problem("ledger-entry", 1, "byte order mark: the file is UTF-8 without BOM")]
+        return [], [
+            LedgerProblem("ledger-entry", 1, "byte order mark: the file is UTF-8 without BOM")
+        ]
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
@@ -116,7 +118,7 @@ def parse_quota(data: bytes) -> tuple[list[Entry], list[Problem]]:
         try:
             entries.append(parse_entry(raw, number))
         except EntryError as exc:
-            problems.append(Problem("ledger-entry", number, str(exc)))
+            problems.append(LedgerProblem("ledger-entry", number, str(exc)))
     return entries, problems
 
 
@@ -141,12 +143,12 @@ class Writers(NamedTuple):
 
 def check_change(
     old: bytes | None, new: bytes | None, *, now: datetime, writers: Writers
-) -> list[Problem]:
+) -> list[LedgerProblem]:
     """One change of the quota file: the old bytes stay an exact prefix of the new ones
     (as for the freeze ledger), every appended line is an entry its pusher may write,
     and the remaining count never goes below zero."""
     prefix = appended_to(old, new, "the retry quota")
-    if isinstance(prefix, Problem):
+    if isinstance(prefix, LedgerProblem):
         return [prefix]
     appended, first = prefix
     if not appended:
@@ -154,28 +156,32 @@ def check_change(
     old = old or b""
     if not appended.endswith(b"\n"):
         return [
-            Problem("ledger-entry", first + appended.count(b"\n"), "the last line has no newline")
+            LedgerProblem(
+                "ledger-entry", first + appended.count(b"\n"), "the last line has no newline"
+            )
         ]
     kept, broken = parse_quota(old)
     if broken:
         line = broken[0].line
         return [
-            Problem("ledger-entry", line, f"the existing quota does not parse: {broken[0].message}")
+            LedgerProblem(
+                "ledger-entry", line, f"the existing quota does not parse: {broken[0].message}"
+            )
         ]
     balance = remaining(kept)
     if not old and appended.startswith(BOM):
-        return [Problem("ledger-entry", 1, "byte order mark: the file is UTF-8 without BOM")]
+        return [LedgerProblem("ledger-entry", 1, "byte order mark: the file is UTF-8 without BOM")]
     problems = []
     for offset, raw in enumerate(appended[:-1].split(b"\n")):
         number = first + offset
         try:
             entry = parse_entry(raw, number)
         except EntryError as exc:
-            problems.append(Problem("ledger-entry", number, str(exc)))
+            problems.append(LedgerProblem("ledger-entry", number, str(exc)))
             continue
         balance += entry.amount if entry.kind == GRANT else -entry.amount
         problems += [
-            Problem("ledger-entry", number, why)
+            LedgerProblem("ledger-entry", number, why)
             for why in _entry_in_context(entry, balance, now, writers)
         ]
     return problems

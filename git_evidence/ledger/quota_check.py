@@ -12,8 +12,9 @@ from git_evidence.core.facts import UpdateFacts
 from git_evidence.core.oids import Oid, is_zero
 from git_evidence.ledger import quota
 from git_evidence.ledger.check import Touch, append_only_problems
-from git_evidence.ledger.entries import Problem
-from git_evidence.plumbing.git import CatFile, Git
+from git_evidence.ledger.entries import LedgerProblem
+from git_evidence.plumbing.batch import CatFile
+from git_evidence.plumbing.git import Git
 from git_evidence.policy.identity import Identity
 from git_evidence.policy.schema import Policy
 
@@ -25,7 +26,7 @@ def quota_problems(
     touched: Sequence[Touch],
     policy: Policy,
     who: Identity,
-) -> list[tuple[Oid | None, Problem]]:
+) -> list[tuple[Oid | None, LedgerProblem]]:
     """``(commit, problem)`` for each commit's change; ``(None, problem)`` for the range
     (a rewrite no single commit shows: a merge that takes another history's quota)."""
     now = datetime.now(timezone.utc)  # the server's clock, never a commit's date
@@ -40,7 +41,7 @@ def quota_problems(
         return None if oid is None or is_zero(oid) else cat.read(oid)
 
     @functools.cache
-    def check(old: str | None, new: str | None) -> list[Problem]:
+    def check(old: str | None, new: str | None) -> list[LedgerProblem]:
         return quota.check_change(blob(old), blob(new), now=now, writers=writers)
 
     return append_only_problems(git, facts, touched, policy.quota_path, "the quota", check)

@@ -8,18 +8,10 @@ from collections.abc import Callable
 from git_evidence.core.facts import Drift, LockFacts, LockRef
 from git_evidence.core.oids import Oid
 from git_evidence.lock.manifest import Listed, build_manifest, compare, root_trees, tree_ids
-from git_evidence.lock.record import (
-    Lock,
-    LockCache,
-    LockInvalid,
-    lock_in_force,
-    own_notes,
-    parse_note,
-    pin_digest,
-    previous_lock,
-    read_lock,
-)
-from git_evidence.plumbing.git import CatFile, Git
+from git_evidence.lock.record import Lock, LockInvalid, parse_note, pin_digest
+from git_evidence.lock.store import LockCache, lock_in_force, own_notes, previous_lock, read_lock
+from git_evidence.plumbing.batch import CatFile
+from git_evidence.plumbing.git import Git
 from git_evidence.policy.schema import Policy
 
 

@@ -18,22 +18,16 @@ from git_evidence.core.facts import LockRef
 from git_evidence.core.oids import Oid
 from git_evidence.core.records import now_utc
 from git_evidence.lock.manifest import build_manifest, root_trees, tree_ids
-from git_evidence.lock.record import (
-    Lock,
-    LockCache,
-    LockInvalid,
-    lock_in_force,
-    own_notes,
-    previous_lock,
-    read_lock,
-)
+from git_evidence.lock.record import Lock, LockInvalid
+from git_evidence.lock.store import LockCache, lock_in_force, own_notes, previous_lock, read_lock
+from git_evidence.plumbing import batch, notes
 from git_evidence.plumbing.git import Git, blob_id
 
 Trees = dict[str, str | None]
 WRITE_ATTEMPTS = 5  # concurrent post-receive hooks each move the notes ref once
 MAX_RANGE_PINS = 50  # pins one push may write (the newest ones, the tip included)
 # Notes up to this many bytes in all are written inline by fast-import; larger ones as
-# blobs first (`Git.write_blobs` says why).
+# blobs first (`notes.write_blobs` says why).
 INLINE_NOTES = 64 << 10
 
 
@@ -60,7 +54,7 @@ def first_parent_walk(
     kept = [c for i, c in enumerate(commits) if i in (0, last) or c in changed]
     if not roots:
         return [(commit, {}) for commit in kept]
-    hits = git.batch_check([f"{commit}:{root}" for commit in kept for root in roots])
+    hits = batch.check(git, [f"{commit}:{root}" for commit in kept for root in roots])
     width = len(roots)
     return [
         (commit, tree_ids(roots, hits[i * width : (i + 1) * width]))
@@ -84,10 +78,10 @@ def pin(
     One ``cat-file --batch-check`` answers where ``rev``'s note would be, where the
     notes ref is and the root trees; the lock before it is looked for only when
     ``rev`` has no note of its own."""
-    notes, (tip_hit, *at) = own_notes(
+    own_found, (tip_hit, *at) = own_notes(
         git, notes_ref, [rev], notes_ref, *(f"{rev}:{root}" for root in roots)
     )
-    own = notes.get(rev)
+    own = own_found.get(rev)
     tip = tip_hit[0] if tip_hit is not None else None
     trees = tree_ids(roots, at)
     cache = LockCache(git)
@@ -202,19 +196,19 @@ def write_notes(
     ``hash-object``. The cache learns each note under the blob id git gives it."""
     if not locks:
         return
-    notes: dict[Oid, Oid | bytes]
+    attached: dict[Oid, Oid | bytes]
     if sum(len(lock.canonical) for lock in locks) <= INLINE_NOTES:
         # Small notes go inline through fast-import: one process less for a push.
         blobs = [blob_id(lock.canonical, lock.commit) for lock in locks]
-        notes = {lock.commit: lock.canonical for lock in locks}
+        attached = {lock.commit: lock.canonical for lock in locks}
     else:
-        blobs = git.write_blobs([lock.canonical for lock in locks])
-        notes = {lock.commit: blob for lock, blob in zip(locks, blobs, strict=True)}
-    message = f"git evidence: pin {len(notes)} commit(s)\n"
+        blobs = notes.write_blobs(git, [lock.canonical for lock in locks])
+        attached = {lock.commit: blob for lock, blob in zip(locks, blobs, strict=True)}
+    message = f"git evidence: pin {len(attached)} commit(s)\n"
     for attempt in range(WRITE_ATTEMPTS):
         if attempt:
             tip = git.ref_oid(notes_ref)
-        if git.write_notes(notes_ref, tip, notes, message):
+        if notes.write_notes(git, notes_ref, tip, attached, message):
             break
     else:
         raise EvidenceError(

@@ -1,30 +1,25 @@
-"""The lock: a manifest pinned as a git note. A note is exactly one
-canonical JSON record's bytes (no trailing newline, nothing else), on commits of
-protected branches; the pin digest is ``sha256:`` of those bytes (``pin_digest``, the
-one place it is computed). The lock in force for a commit is the note on its nearest
-first-parent ancestor.
-
-Over 300 lines on purpose: the record's canonical form, strict parsing, lookup and
-cache are one record."""
+"""The lock record: a manifest pinned as a git note. A note is exactly one canonical
+JSON record's bytes (no trailing newline, nothing else), on commits of protected
+branches; the pin digest is ``sha256:`` of those bytes (``pin_digest``, the one place
+it is computed). Here: the record (``Lock``), its canonical form, built by hand for
+speed, and its strict parsing (``parse_note``); where notes are found and read is
+store.py's, so the record is tested from bytes alone."""
 
 from __future__ import annotations
 
 import functools
 import json
-import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from git_evidence.core.errors import EvidenceError
-from git_evidence.core.facts import Entry, LockRef
-from git_evidence.core.oids import ZERO_OID, Oid
+from git_evidence.core.facts import Entry
+from git_evidence.core.oids import Oid
 from git_evidence.core.paths import GITLINK_MODE
 from git_evidence.core.records import canonical_json, digest, no_duplicate_keys
-from git_evidence.plumbing.git import Git
 
 SCHEMA = 1
-CACHE_DIR = "locks-v2"
 
 
 class Lock:
@@ -297,67 +292,6 @@ def _checked_entries(files: Mapping[str, Any]) -> dict[str, Entry]:
     return entries
 
 
-# First-parent commits whose notes are looked up by path before every note is listed,
-# the nearest FIRST of them on their own (each path costs ~50 µs at 20,000 notes).
-NEAR = 64
-FIRST = 8
-
-
-def lock_in_force(
-    git: Git, notes_ref: str, rev: Oid, own: Oid | None, any_notes: bool
-) -> LockRef | None:
-    """``find_lock`` for a caller that has looked up ``rev``'s own note (``own_notes``)
-    and whether ``notes_ref`` exists in a ``cat-file --batch-check`` of its own."""
-    if own is not None:
-        return LockRef(rev, own)
-    if not any_notes:
-        return None
-    return find_lock(git, notes_ref, f"{rev}^")  # ``rev`` itself has none
-
-
-def find_lock(git: Git, notes_ref: str, rev: str) -> LockRef | None:
-    """The lock in force at the commit ``rev`` names (``<commit>^`` included: None for
-    a root's parent): the note on its nearest first-parent ancestor, itself included.
-
-    The first NEAR are looked up by their note paths (``cat-file --batch-check``, the
-    nearest FIRST, then the rest): a pin a few commits back (the pushed branch's last
-    tip, as a rule) costs two processes however many notes the ref holds, where a
-    server pins every push and its notes only grow. Past them, every note is listed
-    once and the first-parent line walked on."""
-    near = git.first_parent_ids(rev, NEAR)
-    for group in (near[:FIRST], near[FIRST:]):
-        own, _ = own_notes(git, notes_ref, group)
-        nearest = next((commit for commit in group if commit in own), None)
-        if nearest is not None:
-            return LockRef(nearest, own[nearest])
-    if len(near) < NEAR:
-        return None  # the whole first-parent line was looked up
-    notes = git.notes(notes_ref)
-    if not notes:
-        return None
-    for commit in git.first_parents(rev):
-        if commit in notes:
-            return LockRef(commit, notes[commit])
-    return None
-
-
-def own_notes(
-    git: Git, notes_ref: str, commits: Sequence[Oid], *also: str
-) -> tuple[dict[Oid, Oid], list[tuple[Oid, str] | None]]:
-    """The note blob each of ``commits`` has (at one of its ``note_paths``), and the
-    answers for the object expressions ``also``: one ``cat-file --batch-check``."""
-    per = len(note_paths(notes_ref, ZERO_OID))
-    spots = [spot for commit in commits for spot in note_paths(notes_ref, commit)]
-    hits = git.batch_check([*spots, *also])
-    own: dict[Oid, Oid] = {}
-    for i, commit in enumerate(commits):
-        at = hits[i * per : (i + 1) * per]  # a note blob at one of its note paths
-        blob = next((hit[0] for hit in at if hit is not None and hit[1] == "blob"), None)
-        if blob is not None:
-            own[commit] = blob
-    return own, hits[len(spots) :]
-
-
 class CachedLock(NamedTuple):
     """What a validated note says, without its files."""
 
@@ -367,125 +301,3 @@ class CachedLock(NamedTuple):
     files: int = 0
     pinned_by: str = ""
     pinned_at: str = ""
-
-
-_COMMON_DIRS: dict[tuple[str, str | None], str] = {}  # (where, GIT_DIR) → common dir
-
-
-def _where(git: Git) -> tuple[str, str | None]:
-    git_dir = os.environ.get("GIT_DIR") if git.cwd is None else None
-    return git.cwd or os.getcwd(), git_dir
-
-
-def resolve_commit(git: Git, rev: str) -> Oid | None:
-    """``rev`` peeled to a commit id, or None. The same ``rev-parse`` names the common
-    git directory, so the LockCache of this process starts no process of its own."""
-    code, out = git.run(
-        "rev-parse",
-        "--git-common-dir",
-        "--verify",
-        "--quiet",
-        "--end-of-options",
-        f"{rev}^{{commit}}",
-        ok_codes=(0, 1, 128),
-    )
-    common, _, oid = out.rstrip(b"\n").rpartition(b"\n")
-    if code != 0 or not common:
-        return None
-    where = _where(git)
-    if where[1] is None and where not in _COMMON_DIRS:
-        path = common.decode("utf-8", "surrogateescape")
-        _COMMON_DIRS[where] = os.path.abspath(os.path.join(git.cwd or "", path))
-    return Oid(oid.decode())
-
-
-class LockCache:
-    """What full validation learned about a note blob, kept in the repository
-    (``<git dir>/git-evidence/locks-v2/<blob>``). A blob id names its content, so an
-    entry can never describe another note; only processes that can write the git
-    directory (the server's own hooks) can add one. The directory's version changes
-    whenever validation becomes stricter (v2: a note must be the record's exact bytes),
-    so an entry never vouches for a note that the rules of today refuse."""
-
-    def __init__(self, git: Git) -> None:
-        self._git = git
-        self._dir: str | None = None
-
-    def _path(self, blob: str) -> str:
-        if self._dir is None:
-            where = _where(self._git)
-            # One lookup a process (the lock check and verify each open a cache), none
-            # when resolve_commit asked already or git gave a hook its GIT_DIR.
-            common = where[1] or _COMMON_DIRS.get(where)
-            if common is None:
-                common = self._git.text("rev-parse", "--git-common-dir")
-                if self._git.cwd and not os.path.isabs(common):
-                    common = os.path.join(self._git.cwd, common)
-                _COMMON_DIRS[where] = common = os.path.abspath(common)
-            self._dir = os.path.join(common, "git-evidence", CACHE_DIR)
-        return os.path.join(self._dir, blob)
-
-    def get(self, blob: str) -> CachedLock | None:
-        try:
-            with open(self._path(blob), encoding="utf-8") as handle:
-                doc = json.load(handle)
-            return CachedLock(
-                doc["commit"],
-                doc["trees"],
-                doc["digest"],
-                doc["files"],
-                doc["pinned_by"],
-                doc["pinned_at"],
-            )
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
-
-    def put(self, blob: str, lock: Lock) -> None:
-        path = self._path(blob)
-        try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            tmp = f"{path}.{os.getpid()}.tmp"
-            with open(tmp, "w", encoding="utf-8") as handle:
-                json.dump(lock.summary()._asdict(), handle)
-            os.replace(tmp, path)
-        except OSError:
-            pass  # a cache that cannot be written only costs time
-
-
-def read_lock(
-    git: Git, found: LockRef, cache: LockCache | None = None, data: bytes | None = None
-) -> Lock:
-    """The lock of a note, validated in full unless the cache has seen this blob."""
-    cache = cache or LockCache(git)
-    known = cache.get(found.blob)
-    lock = parse_note(
-        git.blob_bytes(found.blob) if data is None else data,
-        found.commit,
-        known_canonical=known is not None and known.commit == found.commit,
-    )
-    if known is None:
-        cache.put(found.blob, lock)
-    return lock
-
-
-def previous_lock(
-    git: Git, notes_ref: str, rev: str, cache: LockCache | None = None
-) -> Lock | None:
-    """The lock in force at ``rev`` to reuse hashes from; a broken note is never
-    trusted for reuse."""
-    found = find_lock(git, notes_ref, rev)
-    if found is None:
-        return None
-    try:
-        return read_lock(git, found, cache)
-    except LockInvalid:
-        return None
-
-
-def note_paths(notes_ref: str, commit: str) -> list[str]:
-    """Where ``commit``'s note can live in the notes tree (git fans out as it grows)."""
-    return [
-        f"{notes_ref}:{commit}",
-        f"{notes_ref}:{commit[:2]}/{commit[2:]}",
-        f"{notes_ref}:{commit[:2]}/{commit[2:4]}/{commit[4:]}",
-    ]

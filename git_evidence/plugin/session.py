@@ -37,7 +37,7 @@ from git_evidence.plugin.reporting import (
     junit_child,
 )
 from git_evidence.plugin.retries import Retried, retry_log_line
-from git_evidence.plugin.sources import Budget, Sources, read_sources
+from git_evidence.plugin.sources import RetryBudget, Sources, read_sources
 from git_evidence.plugin.story import Story, Teller
 from git_evidence.policy.labels import (
     INVARIANT,
@@ -65,7 +65,7 @@ class EvidenceRun:
         self.sources = Sources.from_worker_input(shared) if shared else read_sources(config)
         self.kinds = self.sources.labels.kinds
         self.junit = bool(getattr(config.option, "xmlpath", None))
-        self.budget = Budget(self.sources.remaining, shared["slots"] if shared else None)
+        self.budget = RetryBudget(self.sources.remaining, shared["slots"] if shared else None)
         self.teller = Teller(seed, self.junit, self.strict, self.sources, self.budget)
         self.slots: str | None = None  # the controller's slot directory under xdist
         self.worker_input: dict[str, Any] = {}  # what it sends every worker

@@ -124,8 +124,8 @@ def _from_files(labels_file: str, quota_file: str | None) -> Sources:
 
 def _from_repository(root: str, quota_file: str | None) -> Sources:
     from git_evidence.core.errors import UsageError
+    from git_evidence.plumbing.batch import CatFile
     from git_evidence.plumbing.context import client_policy, local_base, open_repo, sealed_labels
-    from git_evidence.plumbing.git import CatFile
 
     try:
         git = open_repo(root)
@@ -179,7 +179,7 @@ def _quota(data: bytes | None, source: str) -> tuple[int, str, int]:
     return max(0, quota_mod.remaining(entries)), source, granted
 
 
-class Budget:
+class RetryBudget:
     """Retries the session may still use. Under xdist the workers share it through a
     directory of numbered slots: creating a slot file with O_EXCL is atomic, so two
     workers never take the same retry."""

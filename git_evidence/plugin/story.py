@@ -17,7 +17,7 @@ from git_evidence.plugin.reporting import (
     RETRIED_FAILED,
     add_section,
 )
-from git_evidence.plugin.sources import Budget, Sources
+from git_evidence.plugin.sources import RetryBudget, Sources
 from git_evidence.policy.labels import CHARACTERIZATION, INVARIANT, NONDETERMINISTIC
 
 
@@ -41,7 +41,7 @@ class Teller:
     __slots__ = ("budget", "junit", "seed", "sources", "strict")
 
     def __init__(
-        self, seed: int, junit: bool, strict: bool, sources: Sources, budget: Budget
+        self, seed: int, junit: bool, strict: bool, sources: Sources, budget: RetryBudget
     ) -> None:
         self.seed, self.junit, self.strict = seed, junit, strict
         self.sources, self.budget = sources, budget

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 from git_evidence.core.errors import PolicyError, UsageError
 from git_evidence.core.oids import Oid
 from git_evidence.plumbing.git import Git
-from git_evidence.policy.schema import POLICY_FILE, Policy, load_at, parse_policy, read_sealed
+from git_evidence.policy.parsing import load_at, parse_policy, read_sealed
+from git_evidence.policy.schema import POLICY_FILE, Policy
 
 if TYPE_CHECKING:  # imported where they are built: reading the policy needs neither
     from git_evidence.core.facts import RefUpdate

@@ -1,6 +1,7 @@
 """Writing objects and moving refs: trees built from the trees they change, commits
-rewritten as raw objects, refs moved only from the value they were read at. git.py
-reads; this writes. Like git.py it decides nothing.
+rewritten as raw objects, refs moved only from the value they were read at (what
+``split`` writes). git.py, batch.py and stream.py read; this writes, as notes.py writes
+notes. Like git.py it decides nothing.
 
 Trees: a split's new tree is its parent's tree with some of the commit's rows applied.
 Only the directories on the changed paths are rebuilt, each read through the open
@@ -41,7 +42,9 @@ from typing import NamedTuple
 
 from git_evidence.core.errors import EvidenceError, GitError
 from git_evidence.core.oids import Oid
-from git_evidence.plumbing.git import CatFile, Git
+from git_evidence.plumbing import batch
+from git_evidence.plumbing.batch import CatFile
+from git_evidence.plumbing.git import Git
 
 TREE_MODE = b"40000"
 GITLINK_MODE = b"160000"
@@ -243,7 +246,7 @@ def write_objects(git: Git, objects: Sequence[tuple[Oid, str, bytes]]) -> None:
         git.run("unpack-objects", "-q", "--strict", input=pack)
     else:
         git.run("index-pack", "--stdin", "--strict", input=pack)
-    found = git.batch_check([oid for oid, _, _ in objects])
+    found = batch.check(git, [oid for oid, _, _ in objects])
     for (oid, kind, _), hit in zip(objects, found, strict=True):
         if hit != (oid, kind):
             raise GitError(

@@ -47,7 +47,9 @@ class Row(NamedTuple):
     line: int
 
 
-class Problem(NamedTuple):
+class BadLine(NamedTuple):
+    """A line of a labels file that is not a row, a comment or blank: why."""
+
     line: int
     message: str
 
@@ -91,21 +93,21 @@ def digest(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-def scan_labels(data: bytes) -> tuple[list[Row], list[Problem]]:
+def scan_labels(data: bytes) -> tuple[list[Row], list[BadLine]]:
     """Every row, and every line that is not a row, a comment or blank. A duplicate
     node id is a problem at its second line (the first row stands)."""
     rows: list[Row] = []
-    problems: list[Problem] = []
+    problems: list[BadLine] = []
     first_line: dict[str, int] = {}
     for number, text in _lines(data, problems):
         found = _row(text)
         if isinstance(found, str):
-            problems.append(Problem(number, found))
+            problems.append(BadLine(number, found))
         elif found is not None:
             node, kind = found
             if node in first_line:
                 problems.append(
-                    Problem(
+                    BadLine(
                         number, f"duplicate node id {node!r} (first at line {first_line[node]})"
                     )
                 )
@@ -119,7 +121,7 @@ def scan_labels(data: bytes) -> tuple[list[Row], list[Problem]]:
 def parse_labels(data: bytes, source: str) -> Labels:
     """Strictly: the first problem is a LabelsError naming the file and the line."""
     kinds: dict[str, str] = {}
-    problems: list[Problem] = []
+    problems: list[BadLine] = []
     for _, text in _lines(data, problems):
         found = _row(text)
         if found is None:
@@ -153,9 +155,9 @@ def format_labels(rows: Iterable[tuple[str, str]], header: str = "") -> bytes:
 # -- one line ------------------------------------------------------------------------
 
 
-def _lines(data: bytes, problems: list[Problem]) -> Iterator[tuple[int, str]]:
+def _lines(data: bytes, problems: list[BadLine]) -> Iterator[tuple[int, str]]:
     if data.startswith(BOM):
-        problems.append(Problem(1, "byte order mark: the file is UTF-8 without BOM"))
+        problems.append(BadLine(1, "byte order mark: the file is UTF-8 without BOM"))
         data = data[len(BOM) :]
     final = 1 if data.endswith(b"\n") else 0  # the last newline ends a line, starts none
     try:
@@ -166,7 +168,7 @@ def _lines(data: bytes, problems: list[Problem]) -> Iterator[tuple[int, str]]:
             try:
                 yield number, raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                problems.append(Problem(number, f"not UTF-8 (byte {exc.start + 1} of the line)"))
+                problems.append(BadLine(number, f"not UTF-8 (byte {exc.start + 1} of the line)"))
         return
     lines = text.split("\n")
     yield from enumerate(lines[: len(lines) - final], start=1)

@@ -1,6 +1,6 @@
 """The judge's part of the policy: ``[judge]`` and its
 ``[[judge.property]]`` tables, validated like the rest of the policy (errors name the
-file, the key — ``judge.property[2].repeat`` — and the line). ``policy.py`` calls
+file, the key — ``judge.property[2].repeat`` — and the line). ``parsing.py`` calls
 ``judge_section`` with its reader; nothing here reads git."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from git_evidence.core.errors import PolicyError
 
 
 class Reader(Protocol):
-    """What policy.py's table reader offers: the file's name and lines, and errors
+    """What parsing.py's table reader offers: the file's name and lines, and errors
     that name the key and its line."""
 
     source: str

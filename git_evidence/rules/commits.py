@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 from git_evidence.core import paths
 from git_evidence.core.facts import CommitSummary
-from git_evidence.core.paths import EVIDENCE_CLASSES, PathClass, fold_path
+from git_evidence.core.path_globs import fold_path
+from git_evidence.core.paths import EVIDENCE_CLASSES, PathClass
 from git_evidence.rules.findings import (
     Finding,
     UpdateDecision,

@@ -26,7 +26,7 @@ from git_evidence.rules.table import ALLOW, HOLD, REPIN_NAMED, RuleId
 
 if TYPE_CHECKING:  # data types only: the rules import nothing that runs git
     from git_evidence.core.facts import Drift, FileProblem, LockFacts, UpdateFacts
-    from git_evidence.ledger.entries import Problem
+    from git_evidence.ledger.entries import LedgerProblem
     from git_evidence.policy.identity import Identity
     from git_evidence.policy.schema import Policy
 
@@ -184,7 +184,7 @@ def decide_notes(facts: UpdateFacts, problems: Sequence[str]) -> list[Finding]:
 
 def decide_ledger(
     facts: UpdateFacts,
-    problems: Sequence[tuple[Oid | None, Problem]],
+    problems: Sequence[tuple[Oid | None, LedgerProblem]],
     ledger_path: str,
     hints: Mapping[RuleId, tuple[str, str]] | None = None,
 ) -> list[Finding]:
@@ -227,7 +227,7 @@ QUOTA_HINTS: dict[RuleId, tuple[str, str]] = {
 
 
 def decide_quota(
-    facts: UpdateFacts, problems: Sequence[tuple[Oid | None, Problem]], path: str
+    facts: UpdateFacts, problems: Sequence[tuple[Oid | None, LedgerProblem]], path: str
 ) -> list[Finding]:
     """Findings for the quota's changes: the ledger's, with the quota's hints."""
     return decide_ledger(facts, problems, path, hints=QUOTA_HINTS)

@@ -10,7 +10,8 @@ from collections.abc import Iterable
 
 from git_evidence.core import paths
 from git_evidence.core.facts import CommitDiff, CommitSummary
-from git_evidence.core.paths import EVIDENCE_CLASSES, Classifier, PathClass, fold_path
+from git_evidence.core.path_globs import fold_path
+from git_evidence.core.paths import EVIDENCE_CLASSES, Classifier, PathClass
 
 
 def value_key(mode: str, oid: str) -> bytes:

@@ -87,7 +87,7 @@ def watching(
     delay: float = DELAY_S,
 ) -> Iterator[Progress]:
     """Show ``describe()`` every tick while the block runs, for work that reports how
-    far it got in a shared place (``budget.PROGRESS``) rather than by calling back.
+    far it got in a shared place (``time_budget.PROGRESS``) rather than by calling back.
     The ticking thread starts only on a terminal."""
     progress = Progress(label, stream=stream, delay=delay)
     stop = threading.Event()

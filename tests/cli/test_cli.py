@@ -214,8 +214,11 @@ def test_a_command_run_in_the_test_process_leaves_the_test_as_it_was(work: Work)
 
 
 def test_each_command_starts_with_nothing_judged(work: Work) -> None:
-    from git_evidence.gate import budget
+    from git_evidence.gate import time_budget
 
-    budget.PROGRESS.commits, budget.PROGRESS.stage = 7, "judging a previous command's range"
+    time_budget.PROGRESS.commits, time_budget.PROGRESS.stage = (
+        7,
+        "judging a previous command's range",
+    )
     assert evidence(work.path, "rules").returncode == 0
-    assert (budget.PROGRESS.commits, budget.PROGRESS.stage) == (0, "starting")
+    assert (time_budget.PROGRESS.commits, time_budget.PROGRESS.stage) == (0, "starting")

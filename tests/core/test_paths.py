@@ -8,12 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from git_evidence.core import paths
+from git_evidence.core import path_globs
+from git_evidence.core.path_globs import fold_path, glob_regex
 from git_evidence.core.paths import (
     EVIDENCE_CLASSES,
     Change,
-    fold_path,
-    glob_regex,
     resolve_link,
 )
 from git_evidence.policy.schema import Policy
@@ -155,4 +154,4 @@ def test_an_ascii_path_folds_as_the_trailing_rule_says_with_or_without_the_short
     """fold_path skips the trailing-dot rule's regex when no dot or space ends a
     component: the shortcut must never change what it gives."""
     lower = text.replace("\\", "/").lower()
-    assert fold_path(text) == paths._TRAILING.sub("", lower)
+    assert fold_path(text) == path_globs._TRAILING.sub("", lower)

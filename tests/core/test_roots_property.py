@@ -13,9 +13,11 @@ from hypothesis import strategies as st
 
 from git_evidence.core.errors import PolicyError
 from git_evidence.core.links import follow_link, resolve_link
-from git_evidence.core.paths import EVIDENCE_CLASSES, FIXTURE, Change, Classifier, glob_regex
+from git_evidence.core.path_globs import glob_regex
+from git_evidence.core.paths import EVIDENCE_CLASSES, FIXTURE, Change, Classifier
 from git_evidence.plumbing.context import client_view, server_view
-from git_evidence.policy.schema import Policy, parse_policy
+from git_evidence.policy.parsing import parse_policy
+from git_evidence.policy.schema import Policy
 
 SOURCE = "base:.git-evidence.toml"
 

@@ -21,8 +21,9 @@ from git_evidence.gate.ranges import (
     stream_commits,
 )
 from git_evidence.gate.report import Report
+from git_evidence.plumbing.batch import CatFile
 from git_evidence.plumbing.context import judged_refs
-from git_evidence.plumbing.git import CatFile, Git
+from git_evidence.plumbing.git import Git
 from git_evidence.policy.identity import Identity
 from git_evidence.policy.schema import Policy
 from git_evidence.rules import table

@@ -18,7 +18,8 @@ from git_evidence.core.errors import UsageError
 from git_evidence.guard import agent_settings, tool_calls
 from git_evidence.guard.shell_writes import written_paths
 from git_evidence.guard.tool_calls import Target
-from git_evidence.policy.schema import Policy, parse_policy
+from git_evidence.policy.parsing import parse_policy
+from git_evidence.policy.schema import Policy
 
 TOP = "/repo"
 EXISTING_TESTS = {"tests/test_app.py"}

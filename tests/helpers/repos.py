@@ -134,10 +134,10 @@ def _in_process(
     cwd: Path, args: list[str], input: bytes | None, env: dict[str, str]
 ) -> subprocess.CompletedProcess[str]:
     from git_evidence.cli import main
-    from git_evidence.lock import record
+    from git_evidence.lock import store
     from git_evidence.plumbing import git
 
-    record._COMMON_DIRS.clear()  # a process of its own starts without what another found
+    store._COMMON_DIRS.clear()  # a process of its own starts without what another found
     git._SETTINGS.clear()
     with _as_a_process(cwd, env, input) as (stdout, stderr):
         try:

@@ -6,7 +6,8 @@ from git_evidence.core import paths
 from git_evidence.core.facts import CommitDiff, CommitSummary, RefUpdate, UpdateFacts
 from git_evidence.core.paths import Change
 from git_evidence.policy.identity import Identity
-from git_evidence.policy.schema import Policy, parse_policy
+from git_evidence.policy.parsing import parse_policy
+from git_evidence.policy.schema import Policy
 from git_evidence.rules.summaries import summarize
 from helpers.repos import POLICY
 

@@ -17,7 +17,7 @@ from helpers.judge_repos import APP, FAST, POLICY, Repo, flaky_on_main
 from helpers.repos import evidence
 
 from git_evidence.ledger.fingerprint import fingerprint
-from git_evidence.policy.schema import parse_policy
+from git_evidence.policy.parsing import parse_policy
 from git_evidence.sandbox.outcomes import read_junit
 
 NODE = "tests/properties/test_prop.py::test_seeded_property"

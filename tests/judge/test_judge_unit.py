@@ -49,8 +49,8 @@ from git_evidence.ledger.entries import Freeze
 from git_evidence.ledger.fingerprint import exit_fingerprint, fingerprint, normalize_message
 from git_evidence.lock.disk import worktree_manifest
 from git_evidence.lock.manifest import compare
+from git_evidence.policy.parsing import parse_policy
 from git_evidence.policy.properties import JudgeProperty
-from git_evidence.policy.schema import parse_policy
 from git_evidence.sandbox.outcomes import CaseResult, module_parts, node_id, parse_junit, read_junit
 from git_evidence.sandbox.outcomes import read_hits as _read_hits
 from git_evidence.sandbox.runner import Run as RunResult

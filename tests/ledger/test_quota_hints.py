@@ -8,13 +8,13 @@ from helpers.rule_facts import OLD, facts
 
 from git_evidence.core.errors import EvidenceError
 from git_evidence.core.oids import Oid
-from git_evidence.ledger.entries import Problem
+from git_evidence.ledger.entries import LedgerProblem
 from git_evidence.ledger.freezes import append_lines
 from git_evidence.plumbing.git import Git
 from git_evidence.rules.files import decide_quota
 
 QUOTA = "tests/retry-quota.jsonl"
-REWRITE = [(Oid("c" * 40), Problem("ledger-rewrite", 2, "line 2 was changed"))]
+REWRITE = [(Oid("c" * 40), LedgerProblem("ledger-rewrite", 2, "line 2 was changed"))]
 
 
 def test_a_rewrite_with_a_base_says_how_to_restore_it_from_there() -> None:

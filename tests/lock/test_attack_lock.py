@@ -451,7 +451,8 @@ def test_pin_lookup_finds_every_valid_pin_in_any_order_and_no_broken_one(
     import shutil
 
     from git_evidence.lock.check import pin_lookup
-    from git_evidence.plumbing.git import CatFile, Git
+    from git_evidence.plumbing.batch import CatFile
+    from git_evidence.plumbing.git import Git
 
     first = evidence(locked.path, "lock", "HEAD").stdout.split("\t")[0]
     locked.commit("golden", {"tests/goldens/out.txt": "v2\n"})

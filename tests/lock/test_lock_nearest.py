@@ -14,7 +14,7 @@ from helpers.repos import git
 
 from git_evidence.core.facts import LockRef
 from git_evidence.core.oids import Oid
-from git_evidence.lock.record import NEAR, find_lock
+from git_evidence.lock.store import NEAR, find_lock
 from git_evidence.plumbing.git import Git
 
 NOTES = "refs/notes/evidence"

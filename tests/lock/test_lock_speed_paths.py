@@ -206,9 +206,10 @@ def test_hash_blobs_in_several_processes_equals_one(
     work: Work, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from git_evidence.lock import manifest
+    from git_evidence.plumbing import batch
     from git_evidence.plumbing.git import Git
 
-    monkeypatch.setattr(manifest, "_cpus", lambda: 4)  # whatever this machine has
+    monkeypatch.setattr(batch, "_cpus", lambda: 4)  # whatever this machine has
 
     work.commit("fixtures", {f"tests/fixtures/{i}.txt": f"{i}\n" * i for i in range(1000)})
     listed = list(Git(cwd=str(work.path)).ls_tree("HEAD", ["tests/fixtures"]))
@@ -217,7 +218,7 @@ def test_hash_blobs_in_several_processes_equals_one(
     several = manifest.hash_blobs(
         Git(cwd=str(work.path)), oids, lambda done, total: seen.append(done)
     )
-    monkeypatch.setattr(manifest, "PARALLEL_MAX", 1)
+    monkeypatch.setattr(batch, "PARALLEL_MAX", 1)
     one = manifest.hash_blobs(Git(cwd=str(work.path)), oids)
     assert several == one and list(several) == oids
     assert seen[-1] == len(oids) > 1000
@@ -228,9 +229,10 @@ def test_hash_blobs_refuses_a_missing_object_without_hanging(
 ) -> None:
     from git_evidence.core.errors import GitError
     from git_evidence.lock import manifest
+    from git_evidence.plumbing import batch
     from git_evidence.plumbing.git import Git
 
-    monkeypatch.setattr(manifest, "_cpus", lambda: 2)  # two processes, the second fails
+    monkeypatch.setattr(batch, "_cpus", lambda: 2)  # two processes, the second fails
 
     work.commit("fixtures", {f"tests/fixtures/{i}.txt": f"{i}\n" for i in range(900)})
     oids = [oid for _, oid, _ in Git(cwd=str(work.path)).ls_tree("HEAD", ["tests/fixtures"])]
@@ -341,14 +343,15 @@ def test_notes_on_a_stale_tip_are_not_written_and_the_lock_writes_on_top(pinned:
     it meanwhile, the notes commit is refused (never a non-fast-forward that would drop
     their note) and written again on top of theirs."""
     from git_evidence.plumbing.git import Git
+    from git_evidence.plumbing.notes import write_blobs, write_notes
 
     other = pinned.commit("another commit", {"src/app.py": "v2\n"})
     pinned.commit("fixture", {"tests/fixtures/keep/one.json": "changed\n"})
     repo = Git(cwd=str(pinned.path))
     tip = repo.ref_oid(NOTES)
-    blob = repo.write_blobs([b"their note"])[0]
-    assert repo.write_notes(NOTES, tip, {other: blob}, "another writer\n")
-    assert not repo.write_notes(NOTES, tip, {pinned.head(): blob}, "on the stale tip\n")
+    blob = write_blobs(repo, [b"their note"])[0]
+    assert write_notes(repo, NOTES, tip, {other: blob}, "another writer\n")
+    assert not write_notes(repo, NOTES, tip, {pinned.head(): blob}, "on the stale tip\n")
     assert repo.ref_oid(NOTES) != tip
     lock(pinned)
     assert note_bytes(pinned, other) == b"their note"

@@ -11,7 +11,7 @@ from helpers.repos import git
 
 from git_evidence.core.oids import Oid
 from git_evidence.lock import pinning
-from git_evidence.lock.record import LockCache
+from git_evidence.lock.store import LockCache
 from git_evidence.plumbing.git import Git
 
 NOTES = "refs/notes/evidence"

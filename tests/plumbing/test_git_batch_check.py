@@ -1,14 +1,17 @@
-"""`Git.batch_check` on real repositories: names with spaces, missing objects, newlines."""
+"""`batch.check` on real repositories: names with spaces, missing objects, newlines."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 from helpers.repos import git
 
 from git_evidence.core.errors import EvidenceError
-from git_evidence.plumbing.git import CatFile, Git
+from git_evidence.plumbing import batch
+from git_evidence.plumbing.batch import CatFile
+from git_evidence.plumbing.git import Git
 
 
 @pytest.fixture
@@ -24,25 +27,25 @@ def repo(tmp_path: Path) -> Git:
 
 def test_a_missing_path_with_two_words_is_missing_not_an_object(repo: Git) -> None:
     # "HEAD:x y missing" has three fields, like a found "<oid> <type> <size>".
-    assert repo.batch_check(["HEAD:x y"]) == [None]
-    assert repo.batch_check(["HEAD:x  y z"]) == [None]
+    assert batch.check(repo, ["HEAD:x y"]) == [None]
+    assert batch.check(repo, ["HEAD:x  y z"]) == [None]
 
 
 def test_a_path_with_a_space_is_found_with_its_type(repo: Git) -> None:
-    tree, blob, missing = repo.batch_check(["HEAD:a b", "HEAD:a b/c", "HEAD:a b/d"])
+    tree, blob, missing = batch.check(repo, ["HEAD:a b", "HEAD:a b/c", "HEAD:a b/d"])
     assert tree is not None and tree[1] == "tree"
     assert blob is not None and blob[1] == "blob"
     assert missing is None
 
 
 def test_answers_stay_in_order_around_missing_names(repo: Git) -> None:
-    answers = repo.batch_check(["HEAD:plain", "HEAD:no such", "HEAD", "HEAD:plain"])
+    answers = batch.check(repo, ["HEAD:plain", "HEAD:no such", "HEAD", "HEAD:plain"])
     assert [a and a[1] for a in answers] == ["blob", None, "commit", "blob"]
 
 
 def test_a_name_with_a_newline_is_refused_not_misread(repo: Git) -> None:
     with pytest.raises(EvidenceError, match="newline"):
-        repo.batch_check(["HEAD:plain", "HEAD:a\nHEAD"])
+        batch.check(repo, ["HEAD:plain", "HEAD:a\nHEAD"])
 
 
 # -- blob_at: one `cat-file --batch` ------------------------------------------------
@@ -87,3 +90,52 @@ def test_catfile_a_missing_path_with_two_words_is_missing_not_an_object(repo: Gi
 def test_catfile_refuses_a_spec_with_a_newline(repo: Git) -> None:
     with CatFile(repo) as cat, pytest.raises(EvidenceError, match="newline"):
         cat.get("HEAD:x\nHEAD:plain")
+
+
+def _big_repo(tmp_path: Path) -> tuple[Git, bytes]:
+    """A repository whose ``big`` is larger than the reader's buffer (random, so no
+    run of it lines up with the framing by chance), beside a small ``after``."""
+    big = os.urandom(2 * (1 << 20) + 12345)
+    git(tmp_path, "init", "-q")
+    (tmp_path / "big").write_bytes(big)
+    (tmp_path / "after").write_bytes(b"after\n")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-qm", "one")
+    return Git(cwd=str(tmp_path)), big
+
+
+def test_catfile_reads_an_object_larger_than_its_buffer_and_stays_in_step(
+    tmp_path: Path,
+) -> None:
+    repo, big = _big_repo(tmp_path)
+    with CatFile(repo) as cat:
+        hit = cat.get("HEAD:big")
+        assert hit is not None and hit[1] == "blob" and hit[2] == big
+        (after_id,) = [found[0] for found in batch.check(repo, ["HEAD:after"]) if found]
+        assert cat.get("HEAD:after") == (after_id, "blob", b"after\n")
+        assert cat.get("HEAD:big") == hit  # asked again: the same bytes
+
+
+# -- read_blobs: the bulk mode, one reader ----------------------------------------------
+
+
+def test_read_blobs_hands_a_large_blob_in_pieces_and_stays_in_step_when_left_unread(
+    tmp_path: Path,
+) -> None:
+    repo, big = _big_repo(tmp_path)
+    found = batch.check(repo, ["HEAD:big", "HEAD:after"])
+    assert found[0] is not None and found[1] is not None
+    big_id, after_id = found[0][0], found[1][0]
+
+    def whole(size: int, content: batch.Content) -> bytes:
+        if isinstance(content, memoryview):
+            return bytes(content)
+        return b"".join(bytes(piece) for piece in content)
+
+    read = batch.read_blobs(repo, [big_id, after_id, big_id], whole)
+    assert read == {big_id: big, after_id: b"after\n"}
+    # A taker that reads only the size leaves the pieces unread: the next blob is
+    # still the next blob.
+    sizes = batch.read_blobs(repo, [big_id, after_id], lambda size, _content: size)
+    assert sizes == {big_id: len(big), after_id: 6}
+    assert batch.read_blobs(repo, [after_id, big_id], whole)[after_id] == b"after\n"

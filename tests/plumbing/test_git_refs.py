@@ -1,5 +1,5 @@
 """`Git.refs_and_symrefs` (the one ref listing: refs as git lists them, and symbolic refs), the
-streamed `Git.diff_pairs`, and a diff started ahead (`Git.diff_trees_later`)."""
+streamed `stream.diff_pairs`, and a diff started ahead (`stream.diff_trees_later`)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from helpers.repos import git
 
 from git_evidence.core.errors import GitError
 from git_evidence.plumbing.git import Git
+from git_evidence.plumbing.stream import diff_pairs, diff_trees_later
 
 
 def test_one_listing_gives_the_refs_and_the_symbolic_refs(tmp_path: Path) -> None:
@@ -40,9 +41,9 @@ def test_a_diff_started_ahead_gives_the_same_tokens_or_raises_gits_failure(tmp_p
     git(tmp_path, "add", "f")
     git(tmp_path, "commit", "-q", "-m", "two")
     repo = Git(cwd=str(tmp_path))
-    assert repo.diff_trees_later("HEAD~1", "HEAD").tokens() == repo.diff_trees("HEAD~1", "HEAD")
+    assert diff_trees_later(repo, "HEAD~1", "HEAD").tokens() == repo.diff_trees("HEAD~1", "HEAD")
     assert len(repo.diff_trees("HEAD~1", "HEAD")) == 2  # one row: its meta, its path
-    late = repo.diff_trees_later("HEAD", "no-such-revision")
+    late = diff_trees_later(repo, "HEAD", "no-such-revision")
     with pytest.raises(GitError) as failed:
         late.tokens()
     assert "no-such-revision" in str(failed.value)
@@ -63,7 +64,7 @@ def test_diff_pairs_streams_every_pair_in_order_and_stops_cleanly(tmp_path: Path
     assert len(commits) == 300
     repo = Git(cwd=str(tmp_path))
     pairs = [f"{c} {p}" for c, p in zip(commits[1:], commits, strict=False)] * 3
-    tokens = list(repo.diff_pairs(pairs, []))
+    tokens = list(diff_pairs(repo, pairs, []))
     headers, paths = [], []
     meta = False
     for token in tokens:  # a header, or a row: its meta token, then its path
@@ -77,7 +78,7 @@ def test_diff_pairs_streams_every_pair_in_order_and_stops_cleanly(tmp_path: Path
     assert headers == [pair.split()[0] for pair in pairs]
     assert paths == [f"f{i}".encode() for i in range(1, 300)] * 3
     # A reader that stops early leaves no process behind and no thread blocked.
-    stream = repo.diff_pairs(pairs, [])
+    stream = diff_pairs(repo, pairs, [])
     next(stream)
     stream.close()
     children = Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").read_text().split()

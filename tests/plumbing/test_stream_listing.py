@@ -1,4 +1,4 @@
-"""The push's one ``diff-tree`` is fed from ``rev-list --parents`` (``Git.diff_tree_chunks``
+"""The push's one ``diff-tree`` is fed from ``rev-list --parents`` (``stream.diff_tree_chunks``
 with ``parents``): the listing must give every commit's parents as git records them, the
 commits must come in the listing's order with merges as git's combined rows, and a reader
 that stops early must leave nothing running. Real histories with the merges that make
@@ -16,7 +16,9 @@ from helpers.repos import git
 
 from git_evidence.core.facts import CommitDiff
 from git_evidence.gate.ranges import LinkResolver, parse_raw
-from git_evidence.plumbing.git import CatFile, Git
+from git_evidence.plumbing.batch import CatFile
+from git_evidence.plumbing.git import Git
+from git_evidence.plumbing.stream import diff_tree_chunks
 
 # A file, the same name as a directory, files in that directory, links, a name that is
 # not UTF-8: the paths random commits write, delete and retype.
@@ -89,7 +91,7 @@ def test_the_listing_gives_every_commits_parents_and_the_stream_gits_combined_ro
         g = Git(cwd=str(root))
         listing: dict[str, list[str]] = {}
         listed: list[str] = []
-        chunks = g.diff_tree_chunks([["--all"]], [listed], listing)
+        chunks = diff_tree_chunks(g, [["--all"]], [listed], listing)
         streamed = _parsed(g, [t for chunk in chunks for t in chunk])
         with_parents = _raw(root, "rev-list", "--parents", "--all").decode().splitlines()
         assert listing == {oid: ps for oid, *ps in map(str.split, with_parents)}
@@ -118,12 +120,12 @@ def test_the_stream_feeds_every_commit_in_order_and_stops_cleanly(tmp_path: Path
     commits = git(tmp_path, "rev-list", "main").stdout.split()
     repo = Git(cwd=str(tmp_path))
     listed: list[str] = []
-    tokens = [t for chunk in repo.diff_tree_chunks([["main"]], [listed], {}) for t in chunk]
+    tokens = [t for chunk in diff_tree_chunks(repo, [["main"]], [listed], {}) for t in chunk]
     headers = [t.decode() for t in tokens if t.decode() in commits]
     assert headers == commits == listed
     paths = [t for t in tokens if not t.startswith(b":") and t.decode() not in commits]
     assert paths == [f"f{i}".encode() for i in range(299, -1, -1)]
-    chunks = repo.diff_tree_chunks([["main"]], [[]], {})
+    chunks = diff_tree_chunks(repo, [["main"]], [[]], {})
     next(chunks)
     chunks.close()
     children = Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").read_text().split()

@@ -23,7 +23,8 @@ from git_evidence.policy.labels import (
     labels_problem,
     parse_labels,
 )
-from git_evidence.policy.schema import Policy, parse_policy
+from git_evidence.policy.parsing import parse_policy
+from git_evidence.policy.schema import Policy
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
 WRITERS = quota.Writers({"alice"}, {"ci-bot"}, pusher_grants=True, pusher_spends=True)

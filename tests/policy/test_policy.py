@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from git_evidence.core.errors import PolicyError
-from git_evidence.policy.schema import Policy, parse_policy
+from git_evidence.policy.parsing import parse_policy
+from git_evidence.policy.schema import Policy
 
 
 def error(text: str) -> PolicyError:

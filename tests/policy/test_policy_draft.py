@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from helpers.repos import POLICY, Work, clone_of, evidence, git, make_server
 
-from git_evidence.policy.schema import parse_policy
+from git_evidence.policy.parsing import parse_policy
 
 # black's layout: goldens under tests/data, code under src/
 DRAFT = POLICY + '[paths]\nfixture = ["tests/data/**"]\n\n[lock]\nroots = ["tests/data"]\n'

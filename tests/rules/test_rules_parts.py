@@ -13,14 +13,15 @@ from helpers.rule_facts import AGENT, ALICE, BASE_POLICY, CI, NEW, facts, row, s
 from hypothesis import given
 from hypothesis import strategies as st
 
-from git_evidence.core import paths
+from git_evidence.core import path_globs, paths
 from git_evidence.core.errors import PolicyError
 from git_evidence.core.facts import CommitDiff, CommitSummary
 from git_evidence.core.oids import Oid
 from git_evidence.gate.ranges import LinkResolver, parse_raw
-from git_evidence.ledger.entries import Problem
+from git_evidence.ledger.entries import LedgerProblem
 from git_evidence.policy import labels
-from git_evidence.policy.schema import Policy, parse_policy
+from git_evidence.policy.parsing import parse_policy
+from git_evidence.policy.schema import Policy
 from git_evidence.rules import findings as rules_findings
 from git_evidence.rules import table as rules_table
 from git_evidence.rules.commits import decide_staged, decide_update, mix_message
@@ -35,8 +36,8 @@ decide_staged_labels = functools.partial(decide_labels_file, staged=True)
 
 # -- summarize: raw rows (the push's stream) and parsed rows say the same -----------------
 
-LEDGER = paths.fold_path(BASE_POLICY.ledger_path)
-QUOTA = paths.fold_path(BASE_POLICY.quota_path)
+LEDGER = path_globs.fold_path(BASE_POLICY.ledger_path)
+QUOTA = path_globs.fold_path(BASE_POLICY.quota_path)
 PATHS = [
     "src/app.py",
     "src/lib/util.py",
@@ -328,7 +329,7 @@ def test_braces_in_a_labels_path_are_shown_as_written() -> None:
 
 def test_an_append_only_problem_takes_the_hint_for_its_range() -> None:
     hints = {"ledger-rewrite": ("with a base {base}", "without a base")}
-    problem = Problem("ledger-rewrite", 3, "line 3 changed")
+    problem = LedgerProblem("ledger-rewrite", 3, "line 3 changed")
     (based,) = decide_ledger(facts(), [(None, problem)], "q.jsonl", hints)  # type: ignore[arg-type]
     (rootless,) = decide_ledger(facts(base=None), [(None, problem)], "q.jsonl", hints)  # type: ignore[arg-type]
     assert based.hint == f"with a base {facts().base[:12]}"  # type: ignore[index]

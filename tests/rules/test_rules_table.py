@@ -30,7 +30,7 @@ from helpers.rule_facts import (
     who,
 )
 
-from git_evidence.core import globs, paths, records
+from git_evidence.core import globs, path_globs, paths, records
 from git_evidence.core.errors import PolicyError
 from git_evidence.core.facts import (
     CommitDiff,
@@ -44,7 +44,8 @@ from git_evidence.core.paths import Change
 from git_evidence.gate.ranges import LinkResolver, parse_raw
 from git_evidence.ledger import entries
 from git_evidence.policy.identity import Identity, client_identity, server_pusher
-from git_evidence.policy.schema import Policy, parse_policy
+from git_evidence.policy.parsing import parse_policy
+from git_evidence.policy.schema import Policy
 from git_evidence.rules.commits import decide_ref, decide_update
 from git_evidence.rules.files import decide_ledger, decide_lock, decide_notes
 from git_evidence.rules.findings import Finding, error_finding, worst
@@ -607,8 +608,8 @@ def test_notes_and_ledger_problems_become_findings() -> None:
     (note,) = decide_notes(facts("refs/notes/evidence", notes=True), ["not canonical"])
     assert (note.rule, note.decision, note.message) == ("lock-invalid", REJECT, "not canonical")
     problems = [
-        ("c" * 40, entries.Problem("ledger-entry", 3, "bad")),
-        (None, entries.Problem("ledger-rewrite", None, "gone")),
+        ("c" * 40, entries.LedgerProblem("ledger-entry", 3, "bad")),
+        (None, entries.LedgerProblem("ledger-rewrite", None, "gone")),
     ]
     entry_f, rewrite_f = decide_ledger(facts(), problems, "tests/freeze.jsonl")
     assert entry_f.message == "tests/freeze.jsonl: line 3: bad"
@@ -1233,7 +1234,7 @@ FOLD_TABLE = [
 
 @pytest.mark.parametrize(("path", "folded"), FOLD_TABLE)
 def test_fold_table(path: str, folded: str) -> None:
-    assert paths.fold_path(path) == folded
+    assert path_globs.fold_path(path) == folded
 
 
 CANONICAL_TABLE = [
@@ -1248,7 +1249,7 @@ CANONICAL_TABLE = [
 
 @pytest.mark.parametrize(("glob", "canonical"), CANONICAL_TABLE)
 def test_canonical_table(glob: str, canonical: str) -> None:
-    assert paths.canonical_glob(glob) == canonical
+    assert path_globs.canonical_glob(glob) == canonical
 
 
 GLOB_PROBLEM_TABLE = [
@@ -1268,7 +1269,7 @@ GLOB_PROBLEM_TABLE = [
 
 @pytest.mark.parametrize(("glob", "negation", "problem"), GLOB_PROBLEM_TABLE)
 def test_glob_problem_table(glob: str, negation: bool, problem: str | None) -> None:
-    got = paths.glob_problem(glob, negation=negation)
+    got = path_globs.glob_problem(glob, negation=negation)
     if problem is None:
         assert got is None
     else:
@@ -1294,7 +1295,7 @@ GLOB_TABLE = [
 
 @pytest.mark.parametrize(("glob", "path", "matches"), GLOB_TABLE)
 def test_glob_table(glob: str, path: str, matches: bool) -> None:
-    assert bool(re.fullmatch(paths.glob_regex(glob), path)) is matches
+    assert bool(re.fullmatch(path_globs.glob_regex(glob), path)) is matches
 
 
 ROOT_TABLE = [
@@ -1311,7 +1312,7 @@ ROOT_TABLE = [
 
 @pytest.mark.parametrize(("glob", "expected"), ROOT_TABLE)
 def test_root_table(glob: str, expected: list[tuple[str, str]]) -> None:
-    patterns = paths.root_patterns(glob)
+    patterns = path_globs.root_patterns(glob)
     for path, where in expected:
         hits = [p.reason for p in patterns if re.fullmatch(p.regex, path)]
         assert hits and hits[0].startswith(where), (path, hits)
@@ -1614,7 +1615,7 @@ def test_every_table_accepts_its_documented_keys() -> None:
 
 
 def test_glob_problem_refuses_negation_unless_asked() -> None:
-    assert paths.glob_problem("!src/x") == "negation (`!`) is not supported here"
+    assert path_globs.glob_problem("!src/x") == "negation (`!`) is not supported here"
 
 
 @pytest.mark.parametrize(
@@ -1628,21 +1629,21 @@ def test_glob_problem_refuses_negation_unless_asked() -> None:
     ],
 )
 def test_globs_keep_every_character_but_slashes(glob: str, path: str, matches: bool) -> None:
-    assert paths.glob_problem(glob) is None
-    assert bool(re.fullmatch(paths.glob_regex(glob), path)) is matches
+    assert path_globs.glob_problem(glob) is None
+    assert bool(re.fullmatch(path_globs.glob_regex(glob), path)) is matches
 
 
 def test_root_patterns_name_at_and_above_and_leave_the_root_to_the_caller() -> None:
-    patterns = paths.root_patterns("tests/fixtures/**")
+    patterns = path_globs.root_patterns("tests/fixtures/**")
     assert [p.reason for p in patterns] == [
         "above evidence root tests/fixtures/",
         "at evidence root tests/fixtures/",
     ]
-    assert [p.reason for p in paths.root_patterns("tests/freeze.jsonl")] == [
+    assert [p.reason for p in path_globs.root_patterns("tests/freeze.jsonl")] == [
         "above evidence root tests/freeze.jsonl"
     ]
     for glob in ("tests/fixtures/**", "tests/freeze.jsonl", "a/*/b/**", "**/x/**"):
-        assert not any(re.fullmatch(p.regex, "") for p in paths.root_patterns(glob)), glob
+        assert not any(re.fullmatch(p.regex, "") for p in path_globs.root_patterns(glob)), glob
 
 
 def test_matches_are_values_with_no_reason_by_default() -> None:
@@ -1727,7 +1728,7 @@ def test_a_run_of_stars_is_one_star(glob: str) -> None:
 
 
 def test_the_policy_comes_from_the_file_or_the_defaults(tmp_path: Any) -> None:
-    from git_evidence.policy.schema import load_at, read_sealed
+    from git_evidence.policy.parsing import load_at, read_sealed
 
     assert (
         load_at(None, "c" * 40).source == f"built-in defaults (no .git-evidence.toml at {'c' * 12})"
