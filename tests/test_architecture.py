@@ -59,6 +59,10 @@ PURE = (
     "guard.shell_words",
     "guard.shell_writes",
     "guard.agent_settings",
+    "core.errors",
+    "policy.identity",
+    "policy.properties",
+    "lock.record",
 )
 # The modules that run git themselves (stream.py and batch.py through the ``Git`` they
 # are given); everything that imports them runs git too.
@@ -166,7 +170,7 @@ def test_the_module_graph_is_read_from_the_source() -> None:
     assert any(i.target == "subprocess" for i in IMPORTS["git_evidence.plumbing.git"])
     assert {
         "git_evidence.gate.pipeline",
-        "git_evidence.lock.record",
+        "git_evidence.lock.store",
         "git_evidence.commands.judge",
     } <= _runs_git()
     assert "git_evidence.rules.table" not in _runs_git()
@@ -571,3 +575,101 @@ def test_every_package_imported_outside_the_plugin_is_declared() -> None:
         if not name.startswith("git_evidence.plugin.") and _top_level_imports(name) - known
     }
     assert not undeclared, "imported, not declared in pyproject.toml:\n" + "\n".join(undeclared)
+
+
+# -- the packages ------------------------------------------------------------------------
+
+MAX_LINES = 400
+# What each package may import besides itself, lowest first: a package never imports
+# one above it, so the tree reads from the bottom up. `commands` may import any package
+# but `cli` (and no other command); `cli` is the top, the one that runs a command.
+PACKAGE_IMPORTS: dict[str, frozenset[str]] = {
+    "core": frozenset(),
+    "policy": frozenset({"core"}),
+    "terminal": frozenset({"core"}),
+    "rules": frozenset({"core", "policy"}),
+    "guard": frozenset({"core", "policy"}),
+    "sandbox": frozenset({"core", "policy"}),
+    "install": frozenset({"core", "policy"}),
+    "plumbing": frozenset({"core", "policy"}),
+    "lock": frozenset({"core", "policy", "plumbing"}),
+    "ledger": frozenset({"core", "policy", "plumbing"}),
+    "plugin": frozenset({"core", "policy", "plumbing", "ledger"}),
+    "judge": frozenset(
+        {"core", "policy", "plumbing", "ledger", "lock", "sandbox", "plugin", "terminal"}
+    ),
+    "gate": frozenset({"core", "policy", "plumbing", "ledger", "lock", "rules", "judge"}),
+    "split": frozenset({"core", "policy", "plumbing", "gate"}),
+    "forge": frozenset({"core", "policy", "plumbing", "ledger", "rules", "judge", "gate"}),
+    "cli": frozenset(
+        {"core", "policy", "plumbing", "terminal", "rules", "gate", "forge", "commands"}
+    ),
+}
+# Packages whose every module decides from bytes and documents only.
+PURE_PACKAGES = ("core", "policy", "rules")
+
+
+def _package(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 else ""
+
+
+def test_every_package_is_drawn() -> None:
+    found = {_package(name) for name in MODULES} - {"", "commands"}
+    assert found == set(PACKAGE_IMPORTS)
+
+
+def test_each_package_imports_only_the_packages_below_it() -> None:
+    wrong = []
+    for name, path in MODULES.items():
+        source = _package(name)
+        if source in ("", "commands"):
+            continue
+        for imp in _imports(name, path):
+            target = _package(imp.target) if imp.target.startswith("git_evidence.") else ""
+            if target and target != source and target not in PACKAGE_IMPORTS[source]:
+                wrong.append(f"{name} imports {imp.target} (line {imp.line})")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_package_imports_form_no_circle() -> None:
+    graph = {pkg: set(allowed) & set(PACKAGE_IMPORTS) for pkg, allowed in PACKAGE_IMPORTS.items()}
+    assert not _cycles(graph)
+
+
+@pytest.mark.parametrize("package", PURE_PACKAGES)
+def test_every_module_of_a_pure_package_is_listed_pure(package: str) -> None:
+    inside = sorted(
+        name.removeprefix("git_evidence.") for name in MODULES if _package(name) == package
+    )
+    assert inside and set(inside) <= set(PURE)
+
+
+def test_no_module_is_over_400_lines() -> None:
+    long = {
+        name: count
+        for name, path in MODULES.items()
+        if (count := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert not long, long
+
+
+def test_package_init_files_are_empty() -> None:
+    # A hook pays for every line a package's __init__ runs.
+    full = [
+        str(init.relative_to(PROJECT))
+        for init in PACKAGE.rglob("__init__.py")
+        if init.parent != PACKAGE and init.read_text(encoding="utf-8").strip()
+    ]
+    assert not full, full
+
+
+def test_no_command_imports_the_command_line() -> None:
+    wrong = [
+        f"{name} imports {imp.target} (line {imp.line})"
+        for name, path in MODULES.items()
+        if _package(name) == "commands"
+        for imp in _imports(name, path)
+        if imp.target.startswith("git_evidence.cli")
+    ]
+    assert not wrong, "\n".join(wrong)

@@ -14,9 +14,9 @@ import json
 from datetime import datetime, timezone
 
 from git_evidence.core.errors import EXIT_ALLOW, EXIT_REFUSE
+from git_evidence.core.facts import LedgerProblem
 from git_evidence.core.records import iso_utc
 from git_evidence.judge.reproduce import COUNTEREXAMPLE, PASSED, PRODUCT_FAILURE, Asked, reproduce
-from git_evidence.ledger import entries
 from git_evidence.ledger.entries import Freeze
 from git_evidence.ledger.freezes import (
     first_added,
@@ -86,7 +86,7 @@ def _add(git: Git, policy: Policy, args: argparse.Namespace) -> int:
 
 def _list(
     freezes: list[Freeze],
-    problems: list[entries.LedgerProblem],
+    problems: list[LedgerProblem],
     now: datetime,
     args: argparse.Namespace,
 ) -> int:

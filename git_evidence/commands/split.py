@@ -28,7 +28,6 @@ from git_evidence.core.errors import EXIT_ERROR, PREFIX, EvidenceError, UsageErr
 from git_evidence.core.facts import CommitDiff
 from git_evidence.core.oids import Oid
 from git_evidence.core.paths import EVIDENCE_CLASSES, Classifier, PathClass
-from git_evidence.gate.ranges import LinkResolver, parse_raw
 from git_evidence.plumbing.batch import CatFile
 from git_evidence.plumbing.context import chosen_policy
 from git_evidence.plumbing.git import Git
@@ -42,6 +41,7 @@ from git_evidence.plumbing.objects import (
     tree_of,
     write_objects,
 )
+from git_evidence.plumbing.raw_diff import LinkResolver, parse_raw
 from git_evidence.plumbing.stream import diff_tree_stream
 from git_evidence.policy.schema import Policy
 from git_evidence.rules import table

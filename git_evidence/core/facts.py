@@ -13,7 +13,7 @@ nothing more."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from git_evidence.core.oids import Oid, is_zero
@@ -23,10 +23,8 @@ from git_evidence.core.slots import Frozen
 if TYPE_CHECKING:
     from typing import Any, Literal, TypeAlias
 
-    from git_evidence.ledger.entries import LedgerProblem
-
     # (commit, problem) of an append-only file's change; None: the range as a whole
-    AppendProblems: TypeAlias = Sequence[tuple[Oid | None, LedgerProblem]]
+    AppendProblems: TypeAlias = Sequence[tuple[Oid | None, "LedgerProblem"]]
     FileKind: TypeAlias = Literal["policy", "labels"]
     # Who gathered the facts: the decide pass words a few findings for it.
     EntryPoint: TypeAlias = Literal["pre-receive", "pre-push", "pre-commit", "check"]
@@ -324,3 +322,23 @@ class PushFacts(Frozen):
         put(self, "after_push", after_push)
         put(self, "staged_protected", staged_protected)
         put(self, "staged_proposal", staged_proposal)
+
+
+class RefView(NamedTuple):
+    """The refs an update is judged against: the server's current refs, or on a client
+    what it knows of the remote's (its remote-tracking refs)."""
+
+    protected: Mapping[str, Oid]  # protected ref → current oid (existing ones only)
+    base: Oid | None  # current oid of the base ref
+    notes: bool = False  # the lock notes ref exists here
+
+
+class LedgerProblem(NamedTuple):
+    """What is wrong with an append-only ledger (the freeze ledger, the retry quota): the
+    rule it breaks, the line (None: the file as a whole), why."""
+
+    # rules.RuleId's two ledger rules (the ledger cannot import the rules, which type
+    # against it)
+    rule: Literal["ledger-rewrite", "ledger-entry"]
+    line: int | None
+    message: str

@@ -24,12 +24,11 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from git_evidence.core.errors import UsageError
-from git_evidence.core.facts import RefUpdate
+from git_evidence.core.facts import RefUpdate, RefView
 from git_evidence.core.oids import Oid, zero_oid
 from git_evidence.forge.event import Request
 from git_evidence.gate import pipeline
 from git_evidence.gate.checking import default_base
-from git_evidence.gate.ranges import RefView
 from git_evidence.gate.report import Report
 from git_evidence.ledger.freezes import freeze_notes
 from git_evidence.plumbing.context import client_policy, policy_at, sealed_policy

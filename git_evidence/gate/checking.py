@@ -3,10 +3,9 @@ the base and policy a client compares with, and the freezes reported with it."""
 
 from __future__ import annotations
 
-from git_evidence.core.facts import RefUpdate
+from git_evidence.core.facts import RefUpdate, RefView
 from git_evidence.core.oids import Oid, zero_oid
 from git_evidence.gate import pipeline
-from git_evidence.gate.ranges import RefView
 from git_evidence.gate.report import Report
 from git_evidence.ledger.freezes import freeze_notes
 from git_evidence.plumbing.context import (

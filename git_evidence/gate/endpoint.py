@@ -16,7 +16,7 @@ from git_evidence.core.errors import GitError
 from git_evidence.core.facts import CommitSummary, UpdateFacts
 from git_evidence.core.oids import Oid
 from git_evidence.core.paths import EVIDENCE_CLASSES, SYMLINK_MODE, Classifier, PathClass
-from git_evidence.gate.ranges import LinkResolver, parse_raw
+from git_evidence.plumbing.raw_diff import LinkResolver, parse_raw
 
 if TYPE_CHECKING:
     from git_evidence.gate import walk

@@ -13,6 +13,7 @@ from git_evidence.core.facts import (
     FileProblem,
     PushFacts,
     RefUpdate,
+    RefView,
     UpdateBundle,
     UpdateFacts,
 )
@@ -21,13 +22,7 @@ from git_evidence.core.path_globs import fold_path
 from git_evidence.core.paths import Classifier
 from git_evidence.gate import carried, decision, endpoint
 from git_evidence.gate.endpoint import EndpointRow
-from git_evidence.gate.ranges import (
-    LinkResolver,
-    RefView,
-    plan_updates,
-    settle_plans,
-    stream_commits,
-)
+from git_evidence.gate.ranges import plan_updates, settle_plans, stream_commits
 from git_evidence.gate.report import Report
 from git_evidence.gate.time_budget import PROGRESS
 from git_evidence.ledger import check as ledger_check
@@ -35,6 +30,7 @@ from git_evidence.lock import check as lock_check
 from git_evidence.plumbing.batch import CatFile
 from git_evidence.plumbing.context import policy_after_push
 from git_evidence.plumbing.git import Git
+from git_evidence.plumbing.raw_diff import LinkResolver
 from git_evidence.plumbing.stream import Later, diff_trees_later
 from git_evidence.policy.identity import Identity
 from git_evidence.policy.schema import POLICY_FILE, Policy
@@ -42,8 +38,7 @@ from git_evidence.rules.decide import judges_range
 from git_evidence.rules.summaries import summarize, with_kept
 
 if TYPE_CHECKING:
-    from git_evidence.core.facts import EntryPoint
-    from git_evidence.ledger.entries import LedgerProblem
+    from git_evidence.core.facts import EntryPoint, LedgerProblem
 
 MAX_FINDINGS_KEY = "evidence.maxFindings"
 

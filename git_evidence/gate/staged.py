@@ -12,9 +12,9 @@ from git_evidence.core.facts import CommitDiff, PushFacts, RefUpdate, UpdateBund
 from git_evidence.core.oids import ZERO_OID
 from git_evidence.core.paths import Change
 from git_evidence.gate import carried
-from git_evidence.gate.ranges import LinkResolver, parse_raw
 from git_evidence.plumbing.batch import CatFile
 from git_evidence.plumbing.git import Git
+from git_evidence.plumbing.raw_diff import LinkResolver, parse_raw
 from git_evidence.policy.schema import Policy
 from git_evidence.rules.summaries import summarize
 from git_evidence.rules.table import STAGED

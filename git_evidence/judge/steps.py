@@ -13,7 +13,6 @@ from git_evidence.core import paths
 from git_evidence.core.errors import EvidenceError
 from git_evidence.core.facts import Drift, Entry, LockRef
 from git_evidence.core.oids import Oid
-from git_evidence.gate.ranges import LinkResolver, parse_raw
 from git_evidence.judge import scorecard, workspace
 from git_evidence.judge.classes import Signals
 from git_evidence.judge.scorecard import Sealed
@@ -25,6 +24,7 @@ from git_evidence.lock.record import LockInvalid
 from git_evidence.plumbing.batch import CatFile
 from git_evidence.plumbing.context import labels_bytes
 from git_evidence.plumbing.git import Git
+from git_evidence.plumbing.raw_diff import LinkResolver, parse_raw
 from git_evidence.plumbing.stream import RAW_DIFF, zsplit
 from git_evidence.policy.properties import JudgeProperty
 from git_evidence.policy.schema import Policy

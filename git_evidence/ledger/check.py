@@ -8,7 +8,7 @@ import functools
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 
-from git_evidence.core.facts import UpdateFacts
+from git_evidence.core.facts import LedgerProblem, UpdateFacts
 from git_evidence.core.oids import Oid, is_zero
 from git_evidence.ledger import entries
 from git_evidence.plumbing import batch
@@ -27,7 +27,7 @@ def ledger_problems(
     touched: Sequence[Touch],
     policy: Policy,
     pin_exists: Callable[[str], bool],
-) -> list[tuple[Oid | None, entries.LedgerProblem]]:
+) -> list[tuple[Oid | None, LedgerProblem]]:
     """``(commit, problem)`` for each commit's change; ``(None, problem)`` for the range
     (a rewrite no single commit shows: a merge that takes another history's ledger)."""
     now = datetime.now(timezone.utc)  # the server's clock, never a commit's date
@@ -41,7 +41,7 @@ def ledger_problems(
         return read[oid]
 
     @functools.cache
-    def check(old_oid: str | None, new_oid: str | None) -> list[entries.LedgerProblem]:
+    def check(old_oid: str | None, new_oid: str | None) -> list[LedgerProblem]:
         # When the new ledger starts with the old one (its first bytes hash to the old
         # blob's id), the old blob is never read: a one-line append to a long ledger
         # inflates one blob, not two.
@@ -71,17 +71,17 @@ def append_only_problems(
     touched: Sequence[Touch],
     path: str,
     what: str,
-    check: Callable[[str | None, str | None], list[entries.LedgerProblem]],
-) -> list[tuple[Oid | None, entries.LedgerProblem]]:
+    check: Callable[[str | None, str | None], list[LedgerProblem]],
+) -> list[tuple[Oid | None, LedgerProblem]]:
     """An append-only file (the freeze ledger, the retry quota) in a range: ``check``
     (old blob, new blob; None when absent) for each commit's change, then, when no
     commit's own change failed, for the range as a whole, where only a rewrite counts
     (a merge that takes another history's copy shows in no single commit)."""
-    problems: list[tuple[Oid | None, entries.LedgerProblem]] = []
+    problems: list[tuple[Oid | None, LedgerProblem]] = []
     for commit, (status, old, new, changed) in touched:
         if changed != path:  # a case or Unicode variant of the file's name
             spelling = f"{changed!r} is another spelling of {what}"
-            problems.append((commit, entries.LedgerProblem("ledger-rewrite", None, spelling)))
+            problems.append((commit, LedgerProblem("ledger-rewrite", None, spelling)))
             continue
         problems += [(commit, p) for p in check(old, None if status == "D" else new)]
     if problems or facts.commit is None:

@@ -7,8 +7,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Collection
 from datetime import datetime, timedelta
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
+from git_evidence.core.facts import LedgerProblem
 from git_evidence.core.records import DuplicateKey, iso_utc, no_duplicate_keys
 
 BOM = b"\xef\xbb\xbf"
@@ -58,17 +59,6 @@ class Freeze(NamedTuple):
             "reason": self.reason,
             "line": self.line,
         }
-
-
-class LedgerProblem(NamedTuple):
-    """What is wrong with an append-only ledger (the freeze ledger, the retry quota): the
-    rule it breaks, the line (None: the file as a whole), why."""
-
-    # rules.RuleId's two ledger rules (the ledger cannot import the rules, which type
-    # against it)
-    rule: Literal["ledger-rewrite", "ledger-entry"]
-    line: int | None
-    message: str
 
 
 class EntryError(ValueError):

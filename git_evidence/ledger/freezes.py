@@ -9,6 +9,7 @@ import os
 from datetime import datetime, timezone
 
 from git_evidence.core.errors import EvidenceError
+from git_evidence.core.facts import LedgerProblem
 from git_evidence.core.records import iso_utc
 from git_evidence.ledger import entries
 from git_evidence.ledger.entries import Freeze
@@ -18,7 +19,7 @@ from git_evidence.policy.schema import Policy
 
 def read_ledger(
     git: Git, policy: Policy, rev: str | None = None
-) -> tuple[list[Freeze], list[entries.LedgerProblem]]:
+) -> tuple[list[Freeze], list[LedgerProblem]]:
     """The ledger as tests read it (the working tree's file), or at ``rev``."""
     return entries.parse_ledger(ledger_bytes(git, policy, rev), policy.max_window_hours)
 

@@ -16,12 +16,12 @@ from collections.abc import Collection, Iterable
 from datetime import datetime
 from typing import Any, NamedTuple
 
+from git_evidence.core.facts import LedgerProblem
 from git_evidence.core.records import iso_utc
 from git_evidence.ledger.entries import (
     BOM,
     CLOCK_SKEW,
     EntryError,
-    LedgerProblem,
     appended_to,
     json_object,
     parse_time,

@@ -8,11 +8,10 @@ import functools
 from collections.abc import Sequence
 from datetime import datetime, timezone
 
-from git_evidence.core.facts import UpdateFacts
+from git_evidence.core.facts import LedgerProblem, UpdateFacts
 from git_evidence.core.oids import Oid, is_zero
 from git_evidence.ledger import quota
 from git_evidence.ledger.check import Touch, append_only_problems
-from git_evidence.ledger.entries import LedgerProblem
 from git_evidence.plumbing.batch import CatFile
 from git_evidence.plumbing.git import Git
 from git_evidence.policy.identity import Identity

@@ -14,8 +14,7 @@ from git_evidence.policy.parsing import load_at, parse_policy, read_sealed
 from git_evidence.policy.schema import POLICY_FILE, Policy
 
 if TYPE_CHECKING:  # imported where they are built: reading the policy needs neither
-    from git_evidence.core.facts import RefUpdate
-    from git_evidence.gate.ranges import RefView
+    from git_evidence.core.facts import RefUpdate, RefView
 
 DEFAULT_BASE = "refs/heads/main"
 
@@ -70,7 +69,7 @@ def policy_after_push(
 
 
 def server_view(refs: dict[str, Oid], policy: Policy) -> RefView:
-    from git_evidence.gate.ranges import RefView
+    from git_evidence.core.facts import RefView
 
     protected = {r: oid for r, oid in refs.items() if policy.is_protected(r)}
     return RefView(protected, refs.get(policy.base), policy.notes_ref in refs)
@@ -191,7 +190,7 @@ def client_view(remote: str | None, refs: dict[str, Oid], policy: Policy) -> Ref
         known = tracking_ref(remote, ref, refs) or (ref if ref in refs else None)
         if known:
             protected[ref] = refs[known]
-    from git_evidence.gate.ranges import RefView
+    from git_evidence.core.facts import RefView
 
     base = tracking_ref(remote, policy.base, refs) or (policy.base if policy.base in refs else None)
     return RefView(protected, refs[base] if base else None, policy.notes_ref in refs)

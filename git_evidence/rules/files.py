@@ -25,8 +25,7 @@ from git_evidence.rules.findings import (
 from git_evidence.rules.table import ALLOW, HOLD, REPIN_NAMED, RuleId
 
 if TYPE_CHECKING:  # data types only: the rules import nothing that runs git
-    from git_evidence.core.facts import Drift, FileProblem, LockFacts, UpdateFacts
-    from git_evidence.ledger.entries import LedgerProblem
+    from git_evidence.core.facts import Drift, FileProblem, LedgerProblem, LockFacts, UpdateFacts
     from git_evidence.policy.identity import Identity
     from git_evidence.policy.schema import Policy
 

@@ -10,20 +10,15 @@ from pathlib import Path
 import pytest
 from helpers.repos import Work, git
 
-from git_evidence.core.facts import CommitSummary, RefUpdate, UpdateFacts
+from git_evidence.core.facts import CommitSummary, RefUpdate, RefView, UpdateFacts
 from git_evidence.core.paths import FIXTURE, LEDGER, ORACLE, PRODUCT
 from git_evidence.gate import endpoint, pipeline
-from git_evidence.gate.ranges import (
-    LinkResolver,
-    RefView,
-    plan_updates,
-    settle_plans,
-    stream_commits,
-)
+from git_evidence.gate.ranges import plan_updates, settle_plans, stream_commits
 from git_evidence.gate.report import Report
 from git_evidence.plumbing.batch import CatFile
 from git_evidence.plumbing.context import judged_refs
 from git_evidence.plumbing.git import Git
+from git_evidence.plumbing.raw_diff import LinkResolver
 from git_evidence.policy.identity import Identity
 from git_evidence.policy.schema import Policy
 from git_evidence.rules import table

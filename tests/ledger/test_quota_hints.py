@@ -7,8 +7,8 @@ from helpers.repos import Work
 from helpers.rule_facts import OLD, facts
 
 from git_evidence.core.errors import EvidenceError
+from git_evidence.core.facts import LedgerProblem
 from git_evidence.core.oids import Oid
-from git_evidence.ledger.entries import LedgerProblem
 from git_evidence.ledger.freezes import append_lines
 from git_evidence.plumbing.git import Git
 from git_evidence.rules.files import decide_quota

@@ -15,9 +15,9 @@ from pathlib import Path
 from helpers.repos import git
 
 from git_evidence.core.facts import CommitDiff
-from git_evidence.gate.ranges import LinkResolver, parse_raw
 from git_evidence.plumbing.batch import CatFile
 from git_evidence.plumbing.git import Git
+from git_evidence.plumbing.raw_diff import LinkResolver, parse_raw
 from git_evidence.plumbing.stream import diff_tree_chunks
 
 # A file, the same name as a directory, files in that directory, links, a name that is

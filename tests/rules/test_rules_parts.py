@@ -15,10 +15,9 @@ from hypothesis import strategies as st
 
 from git_evidence.core import path_globs, paths
 from git_evidence.core.errors import PolicyError
-from git_evidence.core.facts import CommitDiff, CommitSummary
+from git_evidence.core.facts import CommitDiff, CommitSummary, LedgerProblem
 from git_evidence.core.oids import Oid
-from git_evidence.gate.ranges import LinkResolver, parse_raw
-from git_evidence.ledger.entries import LedgerProblem
+from git_evidence.plumbing.raw_diff import LinkResolver, parse_raw
 from git_evidence.policy import labels
 from git_evidence.policy.parsing import parse_policy
 from git_evidence.policy.schema import Policy

@@ -41,8 +41,8 @@ from git_evidence.core.facts import (
 )
 from git_evidence.core.oids import ZERO_OID
 from git_evidence.core.paths import Change
-from git_evidence.gate.ranges import LinkResolver, parse_raw
 from git_evidence.ledger import entries
+from git_evidence.plumbing.raw_diff import LinkResolver, parse_raw
 from git_evidence.policy.identity import Identity, client_identity, server_pusher
 from git_evidence.policy.parsing import parse_policy
 from git_evidence.policy.schema import Policy
