@@ -35,7 +35,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PROJECT = Path(__file__).resolve().parents[1]
-MODULES = ("rules/table", "core/paths", "core/globs", "ledger/entries", "policy/schema")
+MODULES = (
+    "rules/table",
+    "rules/findings",
+    "rules/summaries",
+    "rules/commits",
+    "rules/files",
+    "rules/decide",
+    "core/paths",
+    "core/path_globs",
+    "core/globs",
+    "ledger/entries",
+    "policy/schema",
+    "policy/parsing",
+)
 # Fast and pure: no git runs in these (ordered fastest first, since -x stops early).
 TESTS = (
     "tests/core/test_closed_sets.py",  # the Literals' values: nothing else reads them at run time
@@ -77,131 +90,131 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "only the order of the severities is read (max); reject stays the worst"
     ),
     (
-        "rules:summarize",
+        "rules/summaries:summarize",
         'def summarize(commit: CommitDiff, classifier: Classifier, ledger_path: str = "") '
         "-> CommitSummary:",
         """'""' -> '"x§"'""",
     ): "the callers that pass no ledger path (split, pre-commit) never read the ledger rows",
     (
-        "rules:_finding",
+        "rules/findings:_finding",
         'hint.format(ref=ref, commit=(commit or "")[:12], **fields),',
         """'""' -> '"x§"'""",
     ): "only mixed-commit's fix names {commit}, and a mixed-commit finding has its commit",
     (
-        "paths:glob_problem",
+        "core/path_globs:glob_problem",
         'if any(part in ("", ".", "..") for part in parts):',
         """'"."' -> '".§"'""",
     ): "no component folds to `.`: folding drops trailing dots and spaces",
     (
-        "paths:glob_problem",
+        "core/path_globs:glob_problem",
         'if any(part in ("", ".", "..") for part in parts):',
         """'".."' -> '"..§"'""",
     ): "no component folds to `..`: folding drops trailing dots and spaces",
     (
-        "paths:glob_regex",
+        "core/path_globs:glob_regex",
         'return body if parts[-1] == "**" else f"{body}(?:/{ANY})?"',
         """'"**"' -> '"**§"'""",
     ): "a body that ends in `**` matches anything below already: the optional tail adds nothing",
     (
-        "paths:object_ids",
+        "core/paths:object_ids",
         "if self.old_oid or self.new_oid or not self.raw_meta:",
         "'or' -> 'and' at 24",
     ): "a row carries both object ids or neither (ranges._change)",
     ("paths", "_CACHE_LIMIT = 1 << 18", "'1' -> '0' at 15"): "a cache's size",
     ("paths", "_CACHE_LIMIT = 1 << 18", "'1' -> '2' at 15"): "a cache's size",
     ("paths", "_CACHE_LIMIT = 1 << 18", "'18' -> '19'"): "a cache's size",
-    ("paths:classify", "if len(self._cache) < _CACHE_LIMIT:", "'<' -> '<='"): "a cache's size",
-    ("paths:classify", "if len(self._cache) < _CACHE_LIMIT:", "'<' -> '>'"): (
+    ("core/paths:classify", "if len(self._cache) < _CACHE_LIMIT:", "'<' -> '<='"): "a cache's size",
+    ("core/paths:classify", "if len(self._cache) < _CACHE_LIMIT:", "'<' -> '>'"): (
         "no cache: the cached function is pure"
     ),
     (
-        "paths:classify_change",
+        "core/paths:classify_change",
         "if len(self._change_cache) < _CACHE_LIMIT:",
         "'<' -> '<='",
     ): "a cache's size",
-    ("paths:classify_change", "if len(self._change_cache) < _CACHE_LIMIT:", "'<' -> '>'"): (
+    ("core/paths:classify_change", "if len(self._change_cache) < _CACHE_LIMIT:", "'<' -> '>'"): (
         "no cache: the cached function is pure"
     ),
     (
-        "paths:_compile_roots",
+        "core/paths:_compile_roots",
         "for k in range(1, len(parts) + 1):",
         "'1' -> '0' at 31",
     ): "k = 0 adds a pattern for the empty path, which _root_relation answers before them",
     (
-        "paths:_compile_roots",
+        "core/paths:_compile_roots",
         "for k in range(1, len(parts) + 1):",
         "'1' -> '2' at 47",
     ): "k = len + 1 repeats the pattern of k = len, and setdefault keeps the first",
-    ("paths:_taken_back", "for i in range(index + 1, len(self._entries)):", "'1' -> '0'"): (
+    ("core/paths:_taken_back", "for i in range(index + 1, len(self._entries)):", "'1' -> '0'"): (
         "entry `index` is the negation itself, skipped as negated"
     ),
-    ("paths:_taken_back", "break", "'break' -> 'continue'"): (
+    ("core/paths:_taken_back", "break", "'break' -> 'continue'"): (
         "a class's entries are contiguous: scanning past them finds nothing of the class"
     ),
     (
-        "ledger:parse_time",
+        "ledger/entries:parse_time",
         'text = value[:-1] + "+00:00" if value.endswith("Z") else value',
         """'"Z"' -> '"Z§"'""",
     ): "on Python >= 3.11 fromisoformat reads a trailing Z itself (3.10 needs this line)",
-    ("ledger:parse_ledger", "break", "'break' -> 'continue'"): (
+    ("ledger/entries:parse_ledger", "break", "'break' -> 'continue'"): (
         "the empty chunk after the final newline is the last one"
     ),
     ("policy", "if sys.version_info >= (3, 11):", "'>=' -> '>'"): (
         "a 3.11 version tuple is longer than (3, 11), so greater than it"
     ),
     (
-        "policy:parse_policy",
+        "policy/parsing:parse_policy",
         "line = int(found.group(1)) if found else max(1, len(text.splitlines()))",
         "'1' -> '0' at 53",
     ): "max(0, n) differs only for a text of no lines, and an empty text is valid TOML",
-    ("policy:line_of", 'current = ""', """'""' -> '"x§"'"""): (
+    ("policy/parsing:line_of", 'current = ""', """'""' -> '"x§"'"""): (
         "no table is named either: a key before the first header matches no table"
     ),
     (
-        "rules:value_pairs",
+        "rules/summaries:value_pairs",
         "return frozenset(zip(flat[0::2], flat[1::2], strict=True))",
         "'True' -> 'False'",
     ): "a summary keeps its evidence values as (path, value) pairs: the halves are as long",
     (
-        "rules:summarize",
+        "rules/summaries:summarize",
         'commit: CommitDiff, classifier: Classifier, ledger_path: str = "", quota_path: str = ""',
         """'""' -> '"x§"' at 67""",
     ): "the default names no file: no caller that omits it reads the ledger rows",
     (
-        "rules:summarize",
+        "rules/summaries:summarize",
         'commit: CommitDiff, classifier: Classifier, ledger_path: str = "", quota_path: str = ""',
         """'""' -> '"x§"' at 89""",
     ): "the default names no file: no caller that omits it reads the quota rows",
     (
-        "rules:summarize",
+        "rules/summaries:summarize",
         "for meta, raw in zip(rows, rows, strict=True):",
         "'True' -> 'False'",
     ): "the parser hands on rows in (meta, path) pairs: the lengths always agree",
     (
-        "rules:_listed_classes",
+        "rules/commits:_listed_classes",
         "if evidence and not mixed and not who.evidence_writer(policy):",
         "'and' -> 'or' at 16",
     ): "only widens which classes' paths are collected; mixed-range, the one finding that "
     "lists every class, fires only where the written condition holds",
     (
-        "rules:_listed_classes",
+        "rules/commits:_listed_classes",
         "if evidence and not mixed and not who.evidence_writer(policy):",
         "'and' -> 'or' at 30",
     ): "only widens which classes' paths are collected; mixed-range, the one finding that "
     "lists every class, fires only where the written condition holds",
     ("policy", "@lru_cache(maxsize=16)", "'16' -> '17'"): "a cache's size",
     (
-        "paths:classify_plain",
+        "core/paths:classify_plain",
         "if len(self.plain_classes) < _CACHE_LIMIT:",
         "'<' -> '<='",
     ): "a cache's size",
     (
-        "paths:classify_plain",
+        "core/paths:classify_plain",
         "if len(self.plain_classes) < _CACHE_LIMIT:",
         "'<' -> '>'",
     ): "no cache: the cached function is pure",
     (
-        "rules:summarize",
+        "rules/summaries:summarize",
         "status = letters[:1]",
         "'1' -> '2'",
     ): "diff-tree runs with --no-renames: a plain row's status is one letter",
@@ -210,7 +223,7 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
 PLAIN_LINE = 'hit = (path, self.classify_change(Change("M", "", "", "", "", path)).klass)'
 EQUIVALENT.update(
     {
-        ("paths:classify_plain", PLAIN_LINE, what): PLAIN_ROW
+        ("core/paths:classify_plain", PLAIN_LINE, what): PLAIN_ROW
         for what in (
             """'"M"' -> '"M§"'""",
             *(f"""'""' -> '"x§"' at {col}""" for col in (54, 58, 62, 66)),

@@ -673,3 +673,109 @@ def test_no_command_imports_the_command_line() -> None:
         if imp.target.startswith("git_evidence.cli")
     ]
     assert not wrong, "\n".join(wrong)
+
+
+# -- what a hook's start costs -----------------------------------------------------------
+
+# Every module outside the package that a hook loads, by top-level name: the standard
+# library's that the gate cannot do without (`tomli` stands for `tomllib` on 3.10). A
+# hook that starts loading another (`inspect`, `email`, `argparse`…) pays for it on
+# every commit and push: add it here only with the figure that says it is worth it.
+HOOK_STDLIB = frozenset(
+    [
+        "_blake2",
+        "_datetime",
+        "_hashlib",
+        "_json",
+        "_locale",
+        "_posixsubprocess",
+        "_string",
+        "_typing",
+        "_weakrefset",
+        "collections",
+        "datetime",
+        "fcntl",
+        "gc",
+        "hashlib",
+        "json",
+        "locale",
+        "math",
+        "select",
+        "selectors",
+        "shlex",
+        "signal",
+        "string",
+        "subprocess",
+        "threading",
+        "tomllib",
+        "tomli",
+        "typing",
+        "unicodedata",
+        "_bisect",
+        "bisect",
+    ]
+)
+COUNTING = """\
+import sys
+before = set(sys.modules)
+from git_evidence.cli.main import main
+
+try:
+    code = main(sys.argv[1:])
+finally:
+    new = set(sys.modules) - before
+    outside = sorted({m.partition(".")[0] for m in new if not m.startswith("git_evidence")})
+    sys.stderr.write("\\nOUTSIDE=%s\\n" % ",".join(outside))
+sys.exit(code)
+"""
+
+
+def _outside(cwd: Path, wrapper: Path, args: list[str], stdin: str) -> set[str]:
+    proc = subprocess.run(
+        [sys.executable, str(wrapper), *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    marks = [line for line in proc.stderr.splitlines() if line.startswith("OUTSIDE=")]
+    assert len(marks) == 1, proc.stderr
+    return set(filter(None, marks[0].removeprefix("OUTSIDE=").split(",")))
+
+
+def test_the_hooks_load_no_standard_module_beyond_their_budget(
+    tmp_path: Path, pushed: tuple[Path, Work, str, str]
+) -> None:
+    bare, work, old, new = pushed
+    counting = tmp_path / "count.py"
+    counting.write_text(COUNTING)
+    line = f"{old} {new} refs/heads/main\n"
+    loaded = {"pre-receive": _outside(bare, counting, ["pre-receive"], line)}
+    git(bare, "update-ref", "refs/heads/main", new, old)
+    loaded["post-receive"] = _outside(bare, counting, ["post-receive"], line)
+    git(bare, "update-ref", "refs/heads/main", old, new)
+    push = f"refs/heads/main {new} refs/heads/main {old}\n"
+    loaded["pre-push"] = _outside(work.path, counting, ["pre-push", "origin", str(bare)], push)
+    work.write("src/app.py", "print('again')\n")
+    work.git("add", "src/app.py")
+    loaded["pre-commit"] = _outside(work.path, counting, ["pre-commit"], "")
+    assert all(loaded.values()), loaded  # the count saw the modules the hooks need
+    over = {hook: sorted(found - HOOK_STDLIB) for hook, found in loaded.items()}
+    assert not any(over.values()), over
+
+
+def test_the_hook_budget_notices_a_heavier_start(
+    tmp_path: Path, pushed: tuple[Path, Work, str, str]
+) -> None:
+    bare, _work, old, new = pushed
+    heavier = tmp_path / "heavier.py"
+    heavier.write_text(
+        COUNTING.replace(
+            "from git_evidence.cli.main import main\n",
+            "from git_evidence.cli.main import main\nimport inspect\n",
+        )
+    )
+    found = _outside(bare, heavier, ["pre-receive"], f"{old} {new} refs/heads/main\n")
+    assert "inspect" in found - HOOK_STDLIB

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from helpers.repos import POLICY, Work, _in_process, clone_of, evidence, git, ma
 
 from git_evidence.core.facts import RefUpdate, UpdateFacts
 from git_evidence.core.oids import Oid
+from git_evidence.gate import time_budget
 from git_evidence.policy.schema import POLICY_FILE
 from git_evidence.rules import decide as one_pass
 from git_evidence.rules.files import decide_policy_file
@@ -32,6 +34,13 @@ Seen = tuple[str, str, str, str, bool]
 
 def _seen(finding: Any) -> Seen:
     return (finding.rule, finding.decision, finding.message, finding.hint, finding.blocking)
+
+
+@pytest.fixture(autouse=True)
+def _budget_from_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hook's time budget counts from its process's start: run in this process, it
+    counts from the call instead, as it would in a hook process git just started."""
+    monkeypatch.setattr(time_budget, "process_start", time.monotonic)
 
 
 @pytest.fixture

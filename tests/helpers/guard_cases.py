@@ -1,4 +1,5 @@
-"""What the tests of guard/ and others share, from test_guard_unit.py."""
+"""The guard's table of shell commands: the ones it must deny (with the path each
+writes) and the ones it must let pass."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""What the tests of judge/ and others share, from test_judge_attacks.py."""
+"""A hostile candidate's kit: the code an attack runs inside the sandbox, a repository
+armed with it, and what an attack must leave unchanged."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""What the tests of judge/ and others share, from test_judge.py."""
+"""A real-shaped project to judge: its files and policy, a pinned repository copied from
+a template, and what the runs left behind."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What the tests of gate/ and others share, from test_labels_push.py."""
+"""A labels file, good and broken, and why the broken one is refused."""
 
 from __future__ import annotations
 

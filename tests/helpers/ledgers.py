@@ -1,4 +1,5 @@
-"""What the tests of ledger/ and others share, from test_ledger.py."""
+"""The freeze ledger's lines as the tests write them: entries, stamps, appends committed
+by the ledger writer."""
 
 from __future__ import annotations
 

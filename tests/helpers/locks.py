@@ -1,4 +1,4 @@
-"""What the tests of lock/ and others share, from test_lock.py."""
+"""Pinning main as a lock writer would, and the notes ref the lock lives in."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""What the tests of plugin/ and others share, from test_plugin.py."""
+"""Sessions under the pytest plugin: flaky tests, labels and quota files, a run and its
+outcome."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""What the tests of gate/ and others share, from test_server_push.py."""
+"""What a push printed: the remote's lines, whether a rule refused it, the server's
+tip."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""What the tests of rules/ and others share, from test_rules_table.py."""
+"""Facts built by hand for the rules, in process: identities, a ref update's facts, a
+commit's summary, raw diff rows."""
 
 from __future__ import annotations
 
