@@ -12,19 +12,17 @@ objects in a private object directory: the repository is not written either."""
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 import shutil
 import stat
 import tempfile
-import threading
 from dataclasses import dataclass
-from typing import cast
 
 from git_evidence.core.errors import EvidenceError, GitError
 from git_evidence.core.oids import Oid
 from git_evidence.core.path_globs import fold_path
 from git_evidence.core.paths import GITLINK_MODE, SYMLINK_MODE
+from git_evidence.plumbing import batch
 from git_evidence.plumbing.git import Git
 
 PREFIX = "git-evidence-judge-"
@@ -167,47 +165,22 @@ def _parent(dest: str, rel: bytes, links: set[bytes]) -> bytes:
 def _write_blobs(
     git: Git, dest: str, by_blob: dict[str, list[tuple[str, bytes]]], links: set[bytes]
 ) -> None:
-    """Stream the blobs through one ``cat-file --batch`` (a thread writes the requests
-    while this one reads) and write each where the tree puts it."""
-    if not by_blob:
-        return
-    oids = list(by_blob)
-    proc = git.popen("cat-file", "--batch", buffered=True)
-    assert proc.stdin is not None and proc.stdout is not None
-    stdin, stdout = proc.stdin, cast(io.BufferedReader, proc.stdout)
-    failure: list[BaseException] = []
+    """Read the blobs in bulk (``batch.read_blobs``, the lock's reader) and write each
+    where the tree puts it, never through a link the export wrote."""
 
-    def feed() -> None:
-        try:
-            stdin.write(b"".join(oid.encode() + b"\n" for oid in oids))
-        except BaseException as exc:  # handed to the reading thread
-            failure.append(exc)
-        finally:
-            with contextlib.suppress(OSError):
-                stdin.close()
+    def take(oid: str, _size: int, content: batch.Content) -> None:
+        if isinstance(content, memoryview):
+            data = bytes(content)
+        else:  # larger than the reader's buffer: pieces of a buffer it reuses
+            data = b"".join([bytes(piece) for piece in content])
+        for mode, rel in by_blob[oid]:
+            full = _parent(dest, rel, links)
+            if mode == SYMLINK_MODE:
+                os.symlink(data, full)
+                continue
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+            fd = os.open(full, flags, 0o777 if mode == "100755" else 0o666)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
 
-    writer = threading.Thread(target=feed, daemon=True)
-    writer.start()
-    try:
-        for oid in oids:
-            header = stdout.readline().split()
-            if len(header) != 3 or header[1] != b"blob":
-                raise GitError(
-                    ["git", "cat-file", "--batch"], 128, b"", f"blob {oid} is missing".encode()
-                )
-            data = stdout.read(int(header[2]) + 1)[:-1]
-            for mode, rel in by_blob[oid]:
-                full = _parent(dest, rel, links)
-                if mode == SYMLINK_MODE:
-                    os.symlink(data, full)
-                    continue
-                flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-                fd = os.open(full, flags, 0o777 if mode == "100755" else 0o666)
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(data)
-    finally:
-        writer.join()
-        stdout.close()
-        proc.wait()
-    if failure:
-        raise failure[0]
+    batch.read_blobs(git, list(by_blob), take)

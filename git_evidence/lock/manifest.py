@@ -55,7 +55,7 @@ def hash_blobs(
     return batch.read_blobs(git, oids, _hashed, progress)
 
 
-def _hashed(size: int, content: batch.Content) -> Hashed:
+def _hashed(_oid: str, size: int, content: batch.Content) -> Hashed:
     if isinstance(content, memoryview):
         lfs = lfs_pointer(bytes(content)) if size <= LFS_MAX else None
         return Hashed(size, hashlib.sha256(content).hexdigest(), lfs)

@@ -142,10 +142,10 @@ class CatFile:
 def read_blobs(
     git: StartsGit,
     oids: Sequence[str],
-    take: Callable[[int, Content], T],
+    take: Callable[[str, int, Content], T],
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, T]:
-    """``take(size, content)`` of each blob, by blob id, through ``cat-file --batch
+    """``take(oid, size, content)`` of each blob, by blob id, through ``cat-file --batch
     --buffer``; ``take`` runs in a reader's thread and must be done with ``content``
     when it returns. A blob that is missing, or not a blob, is a GitError.
 
@@ -201,7 +201,7 @@ def _cpus() -> int:
 def _read_part(
     git: StartsGit,
     oids: Sequence[str],
-    take: Callable[[int, Content], T],
+    take: Callable[[str, int, Content], T],
     advance: Callable[[int], None],
 ) -> dict[str, T]:
     """One ``cat-file --batch --buffer`` for ``oids``: a thread writes every request
@@ -228,10 +228,10 @@ def _read_part(
         for count, oid in enumerate(oids, start=1):
             size, view = reader.blob(oid)
             if view is not None:
-                result[oid] = take(size, view)
+                result[oid] = take(oid, size, view)
             else:  # larger than the buffer: handed over piece by piece
                 pieces = reader.pieces(size)
-                result[oid] = take(size, pieces)
+                result[oid] = take(oid, size, pieces)
                 for _ in pieces:  # what ``take`` left unread: the stream stays in step
                     pass
             if count % 500 == 0 or count == len(oids):

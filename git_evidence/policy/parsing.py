@@ -16,7 +16,7 @@ from git_evidence.core import path_globs
 from git_evidence.core.errors import PolicyError
 from git_evidence.core.globs import has_wildcard
 from git_evidence.core.paths import PathClass
-from git_evidence.policy.properties import judge_section
+from git_evidence.policy.properties import judge_section, kind_of
 from git_evidence.policy.schema import (
     DECISIONS,
     DEFAULT_PATHS,
@@ -65,7 +65,7 @@ class _Reader:
 
     def str_list(self, table: str, key: str, value: object) -> tuple[str, ...]:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise self.fail(table, key, f"expected a list of strings, got {_kind(value)}")
+            raise self.fail(table, key, f"expected a list of strings, got {kind_of(value)}")
         return tuple(value)
 
     def globs(
@@ -85,7 +85,7 @@ class _Reader:
         """A full ref name; ``prefix``: a namespace ending in ``/``; ``glob``: wildcards
         allowed (and checked to compile)."""
         if not isinstance(value, str):
-            raise self.fail(table, key, f"expected a string, got {_kind(value)}")
+            raise self.fail(table, key, f"expected a string, got {kind_of(value)}")
         if not value.startswith("refs/") or ".." in value or (prefix and not value.endswith("/")):
             shape = "refs/<namespace>/" if prefix else "refs/heads/<name>"
             raise self.fail(table, key, f"{value!r} is not a full ref name like {shape}")
@@ -98,17 +98,6 @@ class _Reader:
         except (re.error, ValueError) as exc:
             raise self.fail(table, key, f"{value!r} is not a valid ref glob: {exc}") from None
         return value
-
-
-def _kind(value: object) -> str:
-    return {
-        bool: "a boolean",
-        int: "an integer",
-        float: "a number",
-        str: "a string",
-        list: "a list",
-        dict: "a table",
-    }.get(type(value), type(value).__name__)
 
 
 def parse_policy(data: bytes, source: str) -> Policy:
@@ -247,7 +236,7 @@ def _lock(reader: _Reader, table: dict[str, Any]) -> dict[str, Any]:
     if "required" in table:
         if not isinstance(table["required"], bool):
             raise reader.fail(
-                "lock", "required", f"expected true or false, got {_kind(table['required'])}"
+                "lock", "required", f"expected true or false, got {kind_of(table['required'])}"
             )
         out["lock_required"] = table["required"]
     return out
@@ -258,7 +247,7 @@ def _ledger(reader: _Reader, table: dict[str, Any]) -> dict[str, Any]:
     if "path" in table:
         value = table["path"]
         if not isinstance(value, str):
-            raise reader.fail("ledger", "path", f"expected a string, got {_kind(value)}")
+            raise reader.fail("ledger", "path", f"expected a string, got {kind_of(value)}")
         problem = path_globs.glob_problem(value, negation=False)
         if problem or any(c in value for c in "*?["):
             raise reader.fail("ledger", "path", f"{value!r}: {problem or 'must be a plain path'}")
@@ -281,7 +270,7 @@ def _ledger(reader: _Reader, table: dict[str, Any]) -> dict[str, Any]:
 
 def _plain_path(reader: _Reader, table: str, key: str, value: object) -> str:
     if not isinstance(value, str):
-        raise reader.fail(table, key, f"expected a string, got {_kind(value)}")
+        raise reader.fail(table, key, f"expected a string, got {kind_of(value)}")
     problem = path_globs.glob_problem(value)
     if problem or any(c in value for c in "*?[!") or not value.strip("/"):
         raise reader.fail(table, key, f"{value!r}: {problem or 'must be a plain path'}")

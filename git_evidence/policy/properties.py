@@ -147,7 +147,7 @@ def judge_section(reader: Reader, table: dict[str, Any], lock_notes_ref: str) ->
     if "network" in table:
         if not isinstance(table["network"], bool):
             raise reader.fail(
-                "judge", "network", f"expected true or false, got {_kind(table['network'])}"
+                "judge", "network", f"expected true or false, got {kind_of(table['network'])}"
             )
         values["network"] = table["network"]
     if "pythonpath" in table:
@@ -190,10 +190,12 @@ def _property(
         or not all(isinstance(a, str) for a in command)
         or not command[0]
     ):
-        raise fail("command", f"expected a non-empty list of strings (argv), got {_kind(command)}")
+        raise fail(
+            "command", f"expected a non-empty list of strings (argv), got {kind_of(command)}"
+        )
     junit = body.get("junit", False)
     if not isinstance(junit, bool):
-        raise fail("junit", f"expected true or false, got {_kind(junit)}")
+        raise fail("junit", f"expected true or false, got {kind_of(junit)}")
     has_placeholder = any(JUNIT_PLACEHOLDER in a for a in command)
     if junit and not has_placeholder:
         raise fail("command", f"junit = true needs {JUNIT_PLACEHOLDER} in the command")
@@ -232,7 +234,7 @@ def _seeds(
             raise fail("seed_list", "give either seed_list or seed and seeds, not both")
         listed = body["seed_list"]
         if not isinstance(listed, list) or not listed or len(listed) > MAX_SEEDS:
-            raise fail("seed_list", f"expected 1 to {MAX_SEEDS} seeds, got {_kind(listed)}")
+            raise fail("seed_list", f"expected 1 to {MAX_SEEDS} seeds, got {kind_of(listed)}")
         seeds = [_bounded_int(s, 0, MAX_SEED, lambda m: fail("seed_list", m)) for s in listed]
         if len(set(seeds)) != len(seeds):
             raise fail("seed_list", "a seed is listed twice")
@@ -251,7 +253,7 @@ def _fixture_paths(
 ) -> tuple[str, ...]:
     """Plain relative paths (``dot``: ``"."``, the root itself, is one too)."""
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise fail(f"expected a list of paths, got {_kind(value)}")
+        raise fail(f"expected a list of paths, got {kind_of(value)}")
     out = []
     for path in value:
         if dot and path == ".":
@@ -315,7 +317,8 @@ def _property_line(reader: Reader, index: int, key: str) -> int | None:
     return start if start is not None else reader.line_of("judge", "property")
 
 
-def _kind(value: object) -> str:
+def kind_of(value: object) -> str:
+    """A TOML value's kind, as an error names what it got."""
     return {
         bool: "a boolean",
         int: "an integer",
