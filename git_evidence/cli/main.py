@@ -52,7 +52,7 @@ HOOKS = frozenset({"pre-commit", "pre-push", "pre-receive", "post-receive", "gua
 CLIENT_HOOKS = frozenset({"pre-commit", "pre-push"})
 JUDGING = frozenset({"check", "verify", "pre-commit", "pre-push", "pre-receive", "ci"})
 WATCHED = frozenset({"check", "verify"})  # judgements that show progress on a terminal
-# The forge formats (forge_formats.FORMATS), named here so that an error before the
+# The forge formats (forge/formats.py's FORMATS), named here so that an error before the
 # command loads still knows them.
 FORGE_FORMATS = frozenset({"sarif", "github", "codequality"})
 

@@ -29,7 +29,7 @@ class Parser(argparse.ArgumentParser):
         raise CommandLineError(message, usage=self.format_usage(), prog=self.prog)
 
 
-# What a forge reads (forge_formats.py): SARIF, GitHub workflow commands with a job
+# What a forge reads (forge/formats.py): SARIF, GitHub workflow commands with a job
 # summary, GitLab Code Quality JSON.
 FORGE_FORMATS = ("sarif", "github", "codequality")
 FORGE_FORMAT_HELP = (

@@ -1,6 +1,6 @@
 """``git evidence ci``: judge the pull request, merge request or push a CI job runs
-for, as the server's gate would, and print what the forge reads (forge_ci.py says what
-is judged, forge_event.py where it is read from).
+for, as the server's gate would, and print what the forge reads (forge/ci.py says what
+is judged, forge/event.py where it is read from).
 
 Output: ``--format auto`` (the default) is ``github`` in GitHub Actions (annotations on
 the paths, the text report, the job summary) and ``text`` in GitLab CI, which also

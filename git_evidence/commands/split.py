@@ -3,7 +3,7 @@
 evidence commit and a product commit.
 
 "Mixed" is the gate's own verdict: the commits stream through the same ``diff-tree``
-and classifier as a push (ranges.parse_raw, rules.summarize) under the policy the
+and classifier as a push (raw_diff.parse_raw, summaries.summarize) under the policy the
 client hooks use (context.chosen_policy). The new commits are built from git objects
 (objects.py): the working tree and the index are never read or written, and since
 every commit after a split keeps its own tree, the branch tip keeps its tree too.

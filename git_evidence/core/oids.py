@@ -3,7 +3,7 @@
 ``Oid`` is a ``typing.NewType`` over ``str``: the type checker tells an id from a path,
 a ref name or a rev expression, and at run time an id is the plain string git printed
 (nothing wrapped, nothing copied on the hook path). An ``Oid`` is made where an id comes
-in: parsed from git's output (``git.py``, ``objects.py``, the stream in ``ranges.py``),
+in: parsed from git's output (``git.py``, ``objects.py``, the raw rows in ``plumbing/raw_diff.py``),
 read from hook input (``ranges.parse_receive_lines``), or read from a record that was
 checked first. A parameter that takes any revision (``HEAD``, ``main~2``, ``<rev>:<path>``)
 stays a ``str``; an ``Oid`` passes wherever a ``str`` does.

@@ -9,7 +9,7 @@ judged as the request's author against the ref the request targets.
   a protected branch (``[rules].protected``) it blocks, into another branch it is
   reported for review. A push event is judged as the push it was (``before`` → after
   on its ref): a force push to a protected ref is a non-fast-forward.
-* **Whom.** The login the CI system gives (forge_event.py), or ``--as NAME``. When the
+* **Whom.** The login the CI system gives (event.py), or ``--as NAME``. When the
   event names a second login (GitHub's ``sender``), the range is judged as both and the
   stricter decision holds.
 * **Shallow clones.** A base or head the clone lacks is fetched from ``origin`` (by id,

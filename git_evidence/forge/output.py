@@ -1,6 +1,6 @@
 """Writing the forge formats: the document on standard output, and on GitHub the job
 summary appended to the file ``$GITHUB_STEP_SUMMARY`` names (when it is set). The
-renderings themselves are forge_formats.py and forge_summary.py.
+renderings themselves are formats.py and job_summary.py.
 
 ``--format github`` prints the workflow commands first, then the text report between
 ``::stop-commands::`` and its end token (a fresh random one per run, as the runner
@@ -31,7 +31,7 @@ def emit_report(
     environ: Mapping[str, str] = os.environ,
 ) -> None:
     """A fence decision (``check``, ``ci``) in ``fmt``; ``context`` as
-    forge_summary.check_summary takes it."""
+    job_summary.check_summary takes it."""
     from git_evidence.gate.report import to_doc, to_text
 
     doc = to_doc(report)

@@ -146,7 +146,7 @@ def to_json(report: Report) -> str:
 
 def to_doc(report: Report) -> dict[str, Any]:
     """The JSON document of a judgement, as data: what ``to_json`` writes and what the
-    forge formats (forge_formats.py) render."""
+    forge formats (forge/formats.py) render."""
     doc: dict[str, Any] = {
         "decision": report.decision,
         "pusher": report.who.name,

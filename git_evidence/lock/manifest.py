@@ -25,7 +25,7 @@ LFS_MAX = 1024  # git-lfs never writes a larger pointer
 
 class Manifest(Protocol):
     """What a manifest is built on: a previous one's root trees and files (a
-    ``lock.Lock`` is one; manifest.py knows no lock)."""
+    ``record.Lock`` is one; manifest.py knows no lock)."""
 
     @property
     def trees(self) -> Mapping[str, str | None]: ...
