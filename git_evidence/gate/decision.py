@@ -20,9 +20,9 @@ if TYPE_CHECKING:
 
 
 def decide(push: PushFacts, policy: Policy, who: Identity) -> Report:
-    """The one decide pass over gathered facts, as a report."""
-    with acyclic():
-        decided = rules.decide(push, policy, who)
+    """The one decide pass over gathered facts, as a report (a push's caller pauses the
+    cyclic collector around gathering and deciding: ``acyclic``)."""
+    decided = rules.decide(push, policy, who)
     return Report(
         who, policy, decided.decisions, notes=decided.notes, staged=push.entry == "pre-commit"
     )

@@ -54,7 +54,8 @@ def decide(
     entry: EntryPoint | None = None,
     server_refs: Mapping[str, Oid] | None = None,
 ) -> Report:
-    """Gather, then decide, the cyclic collector paused throughout: ``named_refs=False``
+    """Gather, then decide, the cyclic collector paused throughout (``decision.acyclic``:
+    the gathered summaries stay live until the last finding): ``named_refs=False``
     judges ranges that are not ref updates (``check``); ``entry`` names who asks when a
     finding is worded for it (``pre-push``); ``server_refs`` (pre-receive): the server's
     refs before the push, to read its policy as the push leaves it."""
@@ -85,16 +86,14 @@ def gather(
     server_refs: Mapping[str, Oid] | None = None,
 ) -> PushFacts:
     """Every fact the decide pass reads about ``updates``, from git; no finding."""
-    with decision.acyclic():
-        push = _gather(git, updates, policy, view, who, named_refs, entry)
-        if server_refs is None or not any(b.policy_changed for b in push.updates):
-            return push
-        # Each policy file parses; together they must still give one policy.
-        problem = policy_after_push(git, server_refs, updates)
-        if problem is None:
-            return push
-        after = FileProblem("policy", POLICY_FILE, problem)
-        return PushFacts(push.updates, entry, after_push=after)
+    push = _gather(git, updates, policy, view, who, named_refs, entry)
+    if server_refs is None or not any(b.policy_changed for b in push.updates):
+        return push
+    # Each policy file parses; together they must still give one policy.
+    problem = policy_after_push(git, server_refs, updates)
+    if problem is None:
+        return push
+    return PushFacts(push.updates, entry, after_push=FileProblem("policy", POLICY_FILE, problem))
 
 
 def _gather(

@@ -88,6 +88,18 @@ def exit_and_result(klass: str, card: Mapping[str, Any] | None) -> tuple[int, st
     return EXIT[klass], RESULT[klass]
 
 
+def verdict(klass: str, why: Explanation) -> dict[str, Any]:
+    """The fields that say the class and why: a judgement's own, or a merge's."""
+    return {
+        "class": klass,
+        "exit": EXIT[klass],
+        "result": RESULT[klass],
+        "reason": why.reason,
+        "details": list(why.details),
+        "next": why.next,
+    }
+
+
 def build(facts: Facts, found: Found, duration_s: float, sealed: Sealed | None) -> dict[str, Any]:
     """The record of one judgement (with the scorecard when labels exist)."""
     klass, why, signals, results = found.klass, found.why, found.signals, found.results
@@ -104,12 +116,7 @@ def build(facts: Facts, found: Found, duration_s: float, sealed: Sealed | None) 
     record = {
         "schema": SCHEMA,
         "kind": KIND,
-        "class": klass,
-        "exit": EXIT[klass],
-        "result": RESULT[klass],
-        "reason": why.reason,
-        "details": list(why.details),
-        "next": why.next,
+        **verdict(klass, why),
         **facts.as_json(),
         "evidence": dict(found.evidence) if found.evidence is not None else {"paths": {}},
         "drift": dict(found.drift) if found.drift is not None else {"before": [], "after": []},

@@ -33,14 +33,12 @@ from git_evidence.core.records import canonical_json, digest, no_duplicate_keys
 from git_evidence.judge import record as verdict_record
 from git_evidence.judge import scorecard
 from git_evidence.judge.classes import (
-    EXIT,
     FIXTURE_BREACH,
     FLAKE_CANDIDATE,
     HELD,
     ORACLE_REWRITE,
     PATCH_INVALID,
     PROPERTY_FAIL,
-    RESULT,
     UNDECIDED,
     Failing,
     Flake,
@@ -147,12 +145,7 @@ def merge(parts: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
     fresh = [f for f in signals.flakes if f.freeze is None]
     merged.update(
         {
-            "class": klass,
-            "exit": EXIT[klass],
-            "result": RESULT[klass],
-            "reason": why.reason,
-            "details": list(why.details),
-            "next": why.next,
+            **verdict_record.verdict(klass, why),
             "drift": {
                 "before": (docs[0].get("drift") or {}).get("before", []),
                 "after": list(after.values()),
