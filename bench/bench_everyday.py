@@ -26,7 +26,6 @@ import os
 import random
 import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -37,15 +36,15 @@ from common import (
     WORK,
     Run,
     alternate,
-    compile_package,
     git,
+    installed_python,
     machine_note,
     measure,
     median_of,
     spread,
 )
 
-EVIDENCE = [sys.executable, "-m", "git_evidence"]
+EVIDENCE = ["python", "-m", "git_evidence"]  # its interpreter is set in main()
 COMMITS = 2_300
 GOLDENS = 309
 RANGE = 300
@@ -359,7 +358,8 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=11)
     parser.add_argument("--only", choices=ROWS, action="append")
     args = parser.parse_args()
-    compile_package()
+    EVIDENCE[0] = installed_python()
+    print(f"interpreter: {EVIDENCE[0]} (a fresh virtualenv holding this tree)")
     WORK.mkdir(exist_ok=True)
     os.environ.update(IDENTITY)
     os.environ["GIT_EVIDENCE_PUSHER"] = "bench"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -55,6 +56,32 @@ def compile_package() -> None:
     os.environ["PYTHONPATH"] = os.pathsep.join(
         p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p
     )
+
+
+def installed_python() -> str:
+    """An interpreter with the package installed the way a user's install leaves it:
+    a fresh virtualenv (no other package's start-up files, no editable finder, no
+    coverage hook) with this source tree copied into its site-packages and
+    byte-compiled. Rebuilt on each call, so it always holds the tree being measured.
+    Everyday rows measure this, not the developer's environment, whose start-up files
+    cost more than the operations under test."""
+    venv = WORK / "installed"
+    python = venv / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    target = Path(purelib) / "git_evidence"
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(ROOT / "git_evidence", target, ignore=shutil.ignore_patterns("__pycache__"))
+    subprocess.run(
+        [str(python), "-m", "compileall", "-q", str(target)], check=True, stdout=subprocess.DEVNULL
+    )
+    return str(python)
 
 
 def tree_memory_kib(pid: int) -> tuple[int, int]:
