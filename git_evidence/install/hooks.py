@@ -4,6 +4,7 @@ hook of one's own, and the server settings the gate relies on."""
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from collections.abc import Iterable
@@ -31,16 +32,60 @@ def notes_refspecs(refs: Iterable[str]) -> list[str]:
     return [f"+{prefix}*:{prefix}*" for prefix in prefixes]
 
 
+def package_root() -> str:
+    """The directory this package was imported from: what the hooks put first on the
+    path, so that they run the code that installed them."""
+    here = os.path.dirname(os.path.abspath(__file__))  # .../git_evidence/install
+    return os.path.dirname(os.path.dirname(here))
+
+
+def import_roots() -> list[str]:
+    """The directories a hook imports from: the package's, and on Python 3.10 the one
+    holding its TOML reader (``tomli``), which an isolated interpreter would not find
+    in a user's site directory."""
+    roots = [package_root()]
+    if sys.version_info < (3, 11):  # pragma: no cover
+        import importlib.util
+
+        spec = importlib.util.find_spec("tomli")
+        if spec is not None and spec.origin:
+            roots.append(os.path.dirname(os.path.dirname(spec.origin)))
+    return list(dict.fromkeys(roots))
+
+
+def hook_command(hook: str) -> str:
+    """The shell words that run ``hook`` with the interpreter and package of this
+    install. ``-I`` (isolated) keeps the repository out of the hook: the working tree,
+    the hook's directory on the server and ``PYTHON*`` variables put nothing on the
+    path, so a ``git_evidence/`` folder committed at the top of a repository (or a
+    ``PYTHONPATH`` in the environment) cannot replace the gate. ``-c`` instead of
+    ``-m`` spares the module runner."""
+    # The path and the hook's name are arguments, not code: any path quotes safely.
+    code = (
+        "import os, sys; sys.path[:0] = sys.argv[1].split(os.pathsep); "
+        "from git_evidence.cli.main import main; "
+        "raise SystemExit(main(sys.argv[2:]))"
+    )
+    words = [sys.executable, "-I", "-c", code, os.pathsep.join(import_roots()), hook]
+    return " ".join(shlex.quote(word) for word in words)
+
+
 def hook_script(hook: str) -> str:
     python = shlex.quote(sys.executable)
+    folder = os.path.join(package_root(), "git_evidence")
+    package = shlex.quote(folder)
     return f"""#!/bin/sh
 {MARKER}: `git evidence install` rewrites this file; do not edit it.
-# The gate fails closed: if the interpreter is gone, the hook refuses.
+# The gate fails closed: if the interpreter or the package is gone, the hook refuses.
 if [ ! -x {python} ]; then
   echo "git-evidence: {sys.executable} is missing; refusing. Reinstall: git evidence install" >&2
   exit 2
 fi
-exec {python} -m git_evidence {hook} "$@"
+if [ ! -d {package} ]; then
+  echo "git-evidence: {folder} is missing; refusing. Reinstall: git evidence install" >&2
+  exit 2
+fi
+exec {hook_command(hook)} "$@"
 """
 
 
@@ -54,11 +99,11 @@ RECOMMENDED = {
 
 def chain_lines(hook: str) -> str:
     """What to add to an existing hook so that it runs the gate too."""
-    python = shlex.quote(sys.executable)
+    command = hook_command(hook)
     if hook in ("pre-receive", "post-receive", "pre-push"):
         return (
             f"input=$(cat)  # at the top: the ref lines can be read only once\n"
-            f'printf \'%s\\n\' "$input" | {python} -m git_evidence {hook} "$@" || '
+            f'printf \'%s\\n\' "$input" | {command} "$@" || '
             f'exit $?\n# ...then feed "$input" to the rest of the hook'
         )
-    return f'{python} -m git_evidence {hook} "$@" || exit $?'
+    return f'{command} "$@" || exit $?'

@@ -33,7 +33,8 @@ def test_install_writes_client_hooks_and_the_notes_refspec(clone: Work) -> None:
     for name in ("pre-commit", "pre-push"):
         text = (hooks / name).read_text()
         assert "installed by git-evidence" in text
-        assert f"-m git_evidence {name}" in text
+        # the isolated interpreter, this source tree first on its path, the hook's name
+        assert " -I -c " in text and f"{PROJECT} {name} " in text
         assert os.access(hooks / name, os.X_OK)
     fetch = clone.git("config", "--get-all", "remote.origin.fetch").stdout.split()
     assert "+refs/notes/evidence*:refs/notes/evidence*" in fetch
@@ -306,7 +307,7 @@ def test_install_server_prints_the_chain_lines_for_a_foreign_hook(tmp_path: Path
     result = evidence(bare, "install", "--server")
     assert result.returncode == 2
     assert "input=$(cat)" in result.stderr
-    assert "-m git_evidence pre-receive" in result.stderr
+    assert " -I -c " in result.stderr and f"{PROJECT} pre-receive " in result.stderr
     assert hook.read_text() == "#!/bin/sh\nexit 0\n"
 
 
