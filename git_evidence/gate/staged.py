@@ -6,8 +6,6 @@ the decide pass words them for the index (``rules/decide.py``)."""
 
 from __future__ import annotations
 
-import os
-
 from git_evidence.core.facts import CommitDiff, PushFacts, RefUpdate, UpdateBundle, UpdateFacts
 from git_evidence.core.oids import ZERO_OID
 from git_evidence.core.paths import Change
@@ -15,6 +13,7 @@ from git_evidence.gate import carried
 from git_evidence.plumbing.batch import CatFile
 from git_evidence.plumbing.git import Git
 from git_evidence.plumbing.raw_diff import LinkResolver, parse_raw
+from git_evidence.plumbing.repo_dirs import head_and_merge_heads
 from git_evidence.policy.schema import Policy
 from git_evidence.rules.summaries import summarize
 from git_evidence.rules.table import STAGED
@@ -31,8 +30,8 @@ class Staged:
 
 
 def staged_changes(git: Git) -> Staged:
-    head = git.resolve_commit("HEAD")
-    parents = [head or git.empty_tree(), *_merge_heads(git)]
+    head, merge_heads = head_and_merge_heads(git)
+    parents = [head or git.empty_tree(), *merge_heads]
     with CatFile(git) as blobs:
         links = LinkResolver(git, blobs)
         diffs = [
@@ -67,14 +66,6 @@ def gather(git: Git, staged: Staged, policy: Policy) -> PushFacts:
     files = carried.staged_files(git, staged.changes, policy)
     bundle = UpdateBundle(facts, (summary,), files=files)
     return PushFacts((bundle,), "pre-commit", staged_protected=protected, staged_proposal=proposal)
-
-
-def _merge_heads(git: Git) -> list[str]:
-    path = git.git_path("MERGE_HEAD")
-    if not os.path.exists(path):
-        return []
-    with open(path) as handle:
-        return [line.strip() for line in handle if line.strip()]
 
 
 def _differs_from_all(diffs: list[CommitDiff]) -> tuple[Change, ...]:

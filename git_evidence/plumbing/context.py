@@ -9,8 +9,10 @@ from typing import TYPE_CHECKING
 
 from git_evidence.core.errors import PolicyError, UsageError
 from git_evidence.core.oids import Oid
+from git_evidence.plumbing import policy_cache
+from git_evidence.plumbing.batch import CatFile
 from git_evidence.plumbing.git import Git
-from git_evidence.policy.parsing import load_at, parse_policy, read_sealed
+from git_evidence.policy.parsing import BASE_SOURCE, load_at, parse_policy, read_sealed
 from git_evidence.policy.schema import POLICY_FILE, Policy
 
 if TYPE_CHECKING:  # imported where they are built: reading the policy needs neither
@@ -25,7 +27,21 @@ def sealed_policy(git: Git) -> Policy | None:
 
 
 def policy_at(git: Git, rev: str | None) -> Policy:
-    return load_at(git.blob_at(rev, POLICY_FILE) if rev else None, rev)
+    """The policy ``rev`` carries (the defaults when it has none), parsed once per blob
+    (``policy_cache.py``)."""
+    if not rev:
+        return load_at(None, rev)
+    with CatFile(git) as cat:
+        hit = cat.get(f"{rev}:{POLICY_FILE}")
+    if hit is None or hit[1] != "blob":
+        return load_at(None, rev)
+    blob, _, data = hit
+    kept = policy_cache.get(git, blob, BASE_SOURCE)
+    if kept is not None:
+        return kept
+    policy = load_at(data, rev)
+    policy_cache.put(git, blob, policy)
+    return policy
 
 
 def server_policy(git: Git, refs: dict[str, Oid]) -> Policy:

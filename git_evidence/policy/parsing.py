@@ -327,9 +327,12 @@ def read_sealed(path: str) -> Policy:
     return parse_policy(data, source)
 
 
+BASE_SOURCE = f"base:{POLICY_FILE}"  # a policy read from a commit
+
+
 def load_at(blob: bytes | None, rev: str | None) -> Policy:
     """The policy a revision carries: its file, or the defaults when it has none."""
     if blob is None:
         where = f"no {POLICY_FILE} at {rev[:12]}" if rev else "no base revision"
         return Policy(source=f"built-in defaults ({where})")
-    return parse_policy(blob, f"base:{POLICY_FILE}")
+    return parse_policy(blob, BASE_SOURCE)

@@ -1,0 +1,69 @@
+"""Where a repository keeps files of its own that this tool reads or writes: the
+common git directory (the caches of validated locks and parsed policies live under
+it) and the current HEAD with the merge in progress, if any. Found with as few git
+processes as can be: none when git gave a hook its ``GIT_DIR``, else one
+``rev-parse`` a process, which the pre-commit hook also asks for HEAD and MERGE_HEAD.
+
+Apart from git.py because it remembers answers for the whole process, by directory."""
+
+from __future__ import annotations
+
+import os
+
+from git_evidence.core.oids import Oid
+from git_evidence.plumbing.git import Git
+
+_COMMON: dict[tuple[str, str | None], str] = {}  # (where, GIT_DIR) → common dir
+
+
+def _where(git: Git) -> tuple[str, str | None]:
+    git_dir = os.environ.get("GIT_DIR") if git.cwd is None else None
+    return git.cwd or os.getcwd(), git_dir
+
+
+def _absolute(git: Git, path: str) -> str:
+    return os.path.abspath(os.path.join(git.cwd or "", path))
+
+
+def common_dir(git: Git) -> str:
+    """The repository's common git directory (a linked worktree's is its main one's);
+    when git gave a hook ``GIT_DIR``, that directory."""
+    where = _where(git)
+    if where[1]:
+        return _absolute(git, where[1])
+    if where not in _COMMON:
+        _COMMON[where] = _absolute(git, git.text("rev-parse", "--git-common-dir"))
+    return _COMMON[where]
+
+
+def head_and_merge_heads(git: Git) -> tuple[Oid | None, list[Oid]]:
+    """HEAD's commit (None on an unborn branch) and the heads a merge in progress
+    joins (``MERGE_HEAD``): one ``rev-parse``, which names the common directory too."""
+    code, out = git.run(
+        "rev-parse",
+        "--git-common-dir",
+        "--git-path",
+        "MERGE_HEAD",
+        "--verify",
+        "--quiet",
+        "--end-of-options",
+        "HEAD^{commit}",
+        ok_codes=(0, 1, 128),
+    )
+    lines = out.decode("utf-8", "surrogateescape").split("\n")
+    if code not in (0, 1) or len(lines) < 3:
+        # not a repository, or an answer of another shape: ask one question at a time
+        return git.resolve_commit("HEAD"), _read_merge_heads(git.git_path("MERGE_HEAD"))
+    where = _where(git)
+    if not where[1]:
+        _COMMON.setdefault(where, _absolute(git, lines[0]))
+    head = Oid(lines[2]) if code == 0 and lines[2] else None
+    return head, _read_merge_heads(_absolute(git, lines[1]))
+
+
+def _read_merge_heads(path: str) -> list[Oid]:
+    try:
+        with open(path) as handle:
+            return [Oid(line.strip()) for line in handle if line.strip()]
+    except FileNotFoundError:
+        return []
