@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import importlib
 import io
-import json
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -185,6 +184,8 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
         if not _silent(args, fmt, result):
             _emit(result, fmt, sys.stderr if hook else sys.stdout)
     if wrap:  # a command that renders only text: its lines and exit status, as JSON
+        import json
+
         print(json.dumps({"exit": code, "output": lines}, indent=1))
     return code
 

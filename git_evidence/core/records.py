@@ -3,10 +3,13 @@ and UTC times. Pure: bytes and documents in, bytes and documents out."""
 
 from __future__ import annotations
 
-import hashlib
-import json
-from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+# json, hashlib and datetime are imported where they are used: a hook that reads no
+# record and writes no time starts without them.
 
 
 class RecordError(ValueError):
@@ -30,10 +33,14 @@ def no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def canonical_json(doc: Any) -> bytes:
     """Sorted keys, no spaces, ASCII (lone surrogates and non-UTF-8 path bytes survive
     as escapes): the same document always gives the same bytes."""
+    import json
+
     return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
 
 
 def digest(data: bytes) -> str:
+    import hashlib
+
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
@@ -54,6 +61,8 @@ def one_record(data: bytes) -> bytes:
 def parse_canonical(data: bytes) -> dict[str, Any]:
     """A JSON object whose bytes are exactly its canonical form (no trailing newline,
     no duplicate key, nothing else), or RecordError saying why not."""
+    import json
+
     record = one_record(data)
     try:
         doc = json.loads(record, object_pairs_hook=no_duplicate_keys)
@@ -67,8 +76,12 @@ def parse_canonical(data: bytes) -> dict[str, Any]:
 
 
 def iso_utc(moment: datetime) -> str:
+    from datetime import timezone
+
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def now_utc() -> str:
+    from datetime import datetime, timezone
+
     return iso_utc(datetime.now(timezone.utc))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 import unicodedata
@@ -135,10 +134,14 @@ def show_path(path: str) -> str:
             return path
         except UnicodeEncodeError:
             pass
+    import json  # here: most reports print no odd path and no JSON
+
     return json.dumps(path)
 
 
 def to_json(report: Report) -> str:
+    import json
+
     doc = to_doc(report)
     many = sum(len(v.findings) for v in report.decisions) > JSON_INDENT_FINDINGS
     return json.dumps(doc, indent=None if many else 1, sort_keys=False)

@@ -5,7 +5,6 @@ a pusher must see, the one error shape, and a reader that stops reading."""
 from __future__ import annotations
 
 import io
-import json
 import os
 import sys
 from collections.abc import Iterator, Mapping
@@ -41,6 +40,8 @@ def error_json(rule: str, message: str, hint: str, **about: object) -> str:
     """The one shape of an error under ``--format json``, whatever the command:
     ``{"decision": "error", "error": {"rule", "message", "hint"}}``, and for a
     judgement whom it was for (``pusher``)."""
+    import json  # here: only an error under --format json needs it
+
     doc = {"decision": ERROR, "error": {"rule": rule, "message": message, "hint": hint}}
     return json.dumps({**doc, **about}, indent=1)
 
