@@ -27,6 +27,7 @@ from git_evidence.gate.report import Report
 from git_evidence.gate.time_budget import PROGRESS
 from git_evidence.ledger import check as ledger_check
 from git_evidence.lock import check as lock_check
+from git_evidence.plumbing import lookups
 from git_evidence.plumbing.batch import CatFile
 from git_evidence.plumbing.context import policy_after_push
 from git_evidence.plumbing.git import Git
@@ -60,7 +61,8 @@ def decide(
     finding is worded for it (``pre-push``); ``server_refs`` (pre-receive): the server's
     refs before the push, to read its policy as the push leaves it."""
     entry = entry or ("pre-receive" if named_refs else "check")
-    with decision.acyclic():
+    # Gathering writes nothing: its lookups share one cat-file (plumbing/lookups.py).
+    with decision.acyclic(), lookups.live(git):
         push = gather(
             git,
             updates,

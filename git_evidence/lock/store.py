@@ -17,6 +17,7 @@ from git_evidence.core.oids import ZERO_OID, Oid
 from git_evidence.lock.record import CachedLock, Lock, LockInvalid, parse_note
 from git_evidence.plumbing import batch
 from git_evidence.plumbing.git import Git
+from git_evidence.plumbing.repo_dirs import common_dir, remember_common_dir
 
 CACHE_DIR = "locks-v2"
 
@@ -81,14 +82,6 @@ def own_notes(
     return own, hits[len(spots) :]
 
 
-_COMMON_DIRS: dict[tuple[str, str | None], str] = {}  # (where, GIT_DIR) → common dir
-
-
-def _where(git: Git) -> tuple[str, str | None]:
-    git_dir = os.environ.get("GIT_DIR") if git.cwd is None else None
-    return git.cwd or os.getcwd(), git_dir
-
-
 def resolve_commit(git: Git, rev: str) -> Oid | None:
     """``rev`` peeled to a commit id, or None. The same ``rev-parse`` names the common
     git directory, so the LockCache of this process starts no process of its own."""
@@ -104,10 +97,7 @@ def resolve_commit(git: Git, rev: str) -> Oid | None:
     common, _, oid = out.rstrip(b"\n").rpartition(b"\n")
     if code != 0 or not common:
         return None
-    where = _where(git)
-    if where[1] is None and where not in _COMMON_DIRS:
-        path = common.decode("utf-8", "surrogateescape")
-        _COMMON_DIRS[where] = os.path.abspath(os.path.join(git.cwd or "", path))
+    remember_common_dir(git, common)
     return Oid(oid.decode())
 
 
@@ -125,16 +115,9 @@ class LockCache:
 
     def _path(self, blob: str) -> str:
         if self._dir is None:
-            where = _where(self._git)
             # One lookup a process (the lock check and verify each open a cache), none
             # when resolve_commit asked already or git gave a hook its GIT_DIR.
-            common = where[1] or _COMMON_DIRS.get(where)
-            if common is None:
-                common = self._git.text("rev-parse", "--git-common-dir")
-                if self._git.cwd and not os.path.isabs(common):
-                    common = os.path.join(self._git.cwd, common)
-                _COMMON_DIRS[where] = common = os.path.abspath(common)
-            self._dir = os.path.join(common, "git-evidence", CACHE_DIR)
+            self._dir = os.path.join(common_dir(self._git), "git-evidence", CACHE_DIR)
         return os.path.join(self._dir, blob)
 
     def get(self, blob: str) -> CachedLock | None:

@@ -39,12 +39,17 @@ Content: TypeAlias = memoryview | Iterator[memoryview]
 PARALLEL_MIN = 400  # blobs a second cat-file process must have to be worth starting
 PARALLEL_MAX = 4  # cat-file processes at most
 MAX_HEADER = 1 << 16  # no answer's first line is longer (a spec is a line of input)
+# Inside a ``lookups.live`` block, a short list of lookups goes to that block's one
+# persistent ``--batch-check`` (by ``id`` of the Git that asks) instead of a process of
+# its own; a longer one still gets its own, written and read at once.
+LIVE: dict[int, Callable[[Sequence[str]], list[tuple[Oid, str] | None]]] = {}
+LIVE_MAX = 64
 # The commands a failure names.
 ONE_AT_A_TIME = ["git", "cat-file", "--batch"]
 BULK = ["git", "cat-file", "--batch", "--buffer"]
 
 
-def _one_line(spec: str) -> bytes:
+def spec_line(spec: str) -> bytes:
     """``spec`` as a line of ``cat-file``'s input: one spec a line, so one with a
     newline would name another object (and shift every later answer)."""
     if "\n" in spec:
@@ -55,7 +60,7 @@ def _one_line(spec: str) -> bytes:
     return spec.encode("utf-8", "surrogateescape") + b"\n"
 
 
-def _found(header: bytes) -> tuple[Oid, str, int] | None:
+def parse_header(header: bytes) -> tuple[Oid, str, int] | None:
     """``(object id, type, size)`` of an answer's first line, or None for "<spec>
     missing" (or "ambiguous"): the spec may hold spaces, and only a found line ends
     in a number."""
@@ -70,15 +75,18 @@ def check(git: StartsGit, specs: Sequence[str]) -> list[tuple[Oid, str] | None]:
     when it names nothing: one ``cat-file --batch-check``."""
     if not specs:
         return []
-    query = b"".join(_one_line(spec) for spec in specs)
+    live = LIVE.get(id(git))
+    if live is not None and len(specs) <= LIVE_MAX:
+        return live(specs)
+    query = b"".join(spec_line(spec) for spec in specs)
     proc = git.popen("cat-file", "--batch-check")
     out, err = proc.communicate(query)
     if proc.returncode != 0:
         raise GitError(["git", "cat-file", "--batch-check"], proc.returncode, out, err)
     result: list[tuple[Oid, str] | None] = []
     for line in out.split(b"\n")[:-1]:
-        found = _found(line)
-        result.append(found[:2] if found else None)
+        hit = parse_header(line)
+        result.append(hit[:2] if hit else None)
     if len(result) != len(specs):
         raise EvidenceError(
             f"git cat-file --batch-check answered {len(result)} of {len(specs)} lookups",
@@ -99,7 +107,7 @@ class CatFile:
     def get(self, spec: str) -> tuple[Oid, str, bytes] | None:
         """``(object id, type, content)`` of any object expression (``rev:path``
         included), or None when it names nothing."""
-        line = _one_line(spec)
+        line = spec_line(spec)
         if self._proc is None:
             self._proc = self._git.popen("cat-file", "--batch")
             assert self._proc.stdout is not None
@@ -108,7 +116,7 @@ class CatFile:
         assert proc.stdin is not None and reader is not None
         proc.stdin.write(line)
         proc.stdin.flush()
-        found = _found(reader.header())
+        found = parse_header(reader.header())
         if found is None:
             return None
         oid, kind, size = found

@@ -13,7 +13,7 @@ import os
 from git_evidence.core.oids import Oid
 from git_evidence.plumbing.git import Git
 
-_COMMON: dict[tuple[str, str | None], str] = {}  # (where, GIT_DIR) → common dir
+COMMON_DIRS: dict[tuple[str, str | None], str] = {}  # (where, GIT_DIR) → common dir
 
 
 def _where(git: Git) -> tuple[str, str | None]:
@@ -31,9 +31,17 @@ def common_dir(git: Git) -> str:
     where = _where(git)
     if where[1]:
         return _absolute(git, where[1])
-    if where not in _COMMON:
-        _COMMON[where] = _absolute(git, git.text("rev-parse", "--git-common-dir"))
-    return _COMMON[where]
+    if where not in COMMON_DIRS:
+        COMMON_DIRS[where] = _absolute(git, git.text("rev-parse", "--git-common-dir"))
+    return COMMON_DIRS[where]
+
+
+def remember_common_dir(git: Git, path: bytes) -> None:
+    """Keep ``path``, the ``--git-common-dir`` a ``rev-parse`` of another question
+    printed too, so that ``common_dir`` asks no process of its own."""
+    where = _where(git)
+    if not where[1]:
+        COMMON_DIRS.setdefault(where, _absolute(git, path.decode("utf-8", "surrogateescape")))
 
 
 def head_and_merge_heads(git: Git) -> tuple[Oid | None, list[Oid]]:
@@ -54,9 +62,7 @@ def head_and_merge_heads(git: Git) -> tuple[Oid | None, list[Oid]]:
     if code not in (0, 1) or len(lines) < 3:
         # not a repository, or an answer of another shape: ask one question at a time
         return git.resolve_commit("HEAD"), _read_merge_heads(git.git_path("MERGE_HEAD"))
-    where = _where(git)
-    if not where[1]:
-        _COMMON.setdefault(where, _absolute(git, lines[0]))
+    remember_common_dir(git, lines[0].encode("utf-8", "surrogateescape"))
     head = Oid(lines[2]) if code == 0 and lines[2] else None
     return head, _read_merge_heads(_absolute(git, lines[1]))
 

@@ -134,10 +134,9 @@ def _in_process(
     cwd: Path, args: list[str], input: bytes | None, env: dict[str, str]
 ) -> subprocess.CompletedProcess[str]:
     from git_evidence.cli import main
-    from git_evidence.lock import store
-    from git_evidence.plumbing import git
+    from git_evidence.plumbing import git, repo_dirs
 
-    store._COMMON_DIRS.clear()  # a process of its own starts without what another found
+    repo_dirs.COMMON_DIRS.clear()  # a process of its own starts without what another found
     git._SETTINGS.clear()
     with _as_a_process(cwd, env, input) as (stdout, stderr):
         try:

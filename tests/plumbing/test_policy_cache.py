@@ -38,7 +38,7 @@ seeds = 2
 repeat = 2
 must_pass = ["tests/test_a.py::test_one"]
 """
-PERMISSIVE = "[identities]\nevidence_writers = [\"agent-bot\"]\n"
+PERMISSIVE = '[identities]\nevidence_writers = ["agent-bot"]\n'
 
 
 @pytest.fixture
@@ -86,7 +86,7 @@ def test_a_planted_entry_from_other_code_is_not_taken(repo: Work) -> None:
 
 def test_an_entry_kept_before_the_parser_changed_is_not_taken(repo: Work) -> None:
     policy_at(Git(cwd=str(repo.path)), "HEAD")
-    (entry,) = _entries(repo)
+    assert len(_entries(repo)) == 1
     module = Path(policy_cache.__file__).parents[1] / "policy" / "parsing.py"
     stat = module.stat()
     try:

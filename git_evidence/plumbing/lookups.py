@@ -1,0 +1,87 @@
+"""One ``git cat-file --batch-check`` kept running for a block of reads: a push's
+gathering asks a few lookups at a time (the pushed tips peeled to commits, each
+commit's note and its ancestors' notes), and a process for each costs more than the
+answers. Inside ``with live(git):`` every short ``batch.check`` of that ``Git`` goes to
+the one process; outside it, and for a long list, ``batch.check`` starts its own.
+
+Only for blocks that write nothing: a process that runs on would go on answering from
+what it read of the refs and objects as they were. Apart from batch.py, which stays the
+one parser of the answers, because this is a lifetime (start, ask, close) rather than a
+protocol."""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+from collections.abc import Iterator, Sequence
+
+from git_evidence.core.errors import EvidenceError
+from git_evidence.core.oids import Oid
+from git_evidence.plumbing import batch
+from git_evidence.plumbing.stream import StartsGit
+
+COMMAND = ["git", "cat-file", "--batch-check"]
+
+
+class _Live:
+    """The running process and the asking side of it: each list is written whole and
+    its answers read line by line (a short list fits in the pipes both ways, so neither
+    side waits on the other)."""
+
+    def __init__(self, git: StartsGit) -> None:
+        self._git = git
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def ask(self, specs: Sequence[str]) -> list[tuple[Oid, str] | None]:
+        query = b"".join(batch.spec_line(spec) for spec in specs)
+        if self._proc is None:
+            self._proc = self._git.popen("cat-file", "--batch-check")
+        proc = self._proc
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(query)
+            proc.stdin.flush()
+        except BrokenPipeError:
+            raise self._failed(0, len(specs)) from None
+        result: list[tuple[Oid, str] | None] = []
+        for _ in specs:
+            line = proc.stdout.readline(batch.MAX_HEADER)
+            if not line.endswith(b"\n"):
+                raise self._failed(len(result), len(specs))
+            hit = batch.parse_header(line)
+            result.append(hit[:2] if hit else None)
+        return result
+
+    def _failed(self, answered: int, asked: int) -> EvidenceError:
+        return EvidenceError(
+            f"{' '.join(COMMAND)} answered {answered} of {asked} lookups",
+            fix="check that the repository is intact (git fsck); nothing was allowed",
+        )
+
+    def close(self) -> None:
+        if self._proc is not None:
+            assert self._proc.stdin is not None
+            with contextlib.suppress(BrokenPipeError):
+                self._proc.stdin.close()
+            self._proc.wait()
+            if self._proc.stdout is not None:
+                self._proc.stdout.close()
+            self._proc = None
+
+
+@contextlib.contextmanager
+def live(git: StartsGit) -> Iterator[None]:
+    """Within the block, ``batch.check(git, …)`` of a short list asks one persistent
+    process (started by the first such lookup, closed when the block ends). Nested
+    blocks share the outer one's."""
+    key = id(git)
+    if key in batch.LIVE:
+        yield
+        return
+    one = _Live(git)
+    batch.LIVE[key] = one.ask
+    try:
+        yield
+    finally:
+        del batch.LIVE[key]
+        one.close()

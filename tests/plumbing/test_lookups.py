@@ -1,0 +1,86 @@
+"""`lookups.live`: inside the block, short lists of lookups go to one persistent
+`cat-file --batch-check` and get the answers a process of their own gives."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from helpers.repos import git
+
+from git_evidence.core.errors import EvidenceError
+from git_evidence.plumbing import batch, lookups
+from git_evidence.plumbing.git import Git
+
+SPECS = ["HEAD:plain", "HEAD:no such", "HEAD", "HEAD:a b", "HEAD:a b/c", "HEAD:x y", "HEAD^{tree}"]
+
+
+class CountingGit(Git):
+    """A real Git that counts the long-running git processes it starts."""
+
+    started: list[tuple[str, ...]]
+
+    def popen(self, *args: str, buffered: bool = False) -> subprocess.Popen[bytes]:
+        self.started.append(args)
+        return super().popen(*args, buffered=buffered)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> CountingGit:
+    git(tmp_path, "init", "-q")
+    (tmp_path / "a b").mkdir()
+    (tmp_path / "a b" / "c").write_text("x\n")
+    (tmp_path / "plain").write_text("y\n")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-qm", "one")
+    counting = CountingGit(cwd=str(tmp_path))
+    counting.started = []
+    return counting
+
+
+def test_live_answers_are_the_answers_of_a_process_of_their_own(repo: CountingGit) -> None:
+    alone = batch.check(repo, SPECS)
+    with lookups.live(repo):
+        inside = [batch.check(repo, SPECS), batch.check(repo, SPECS[::-1])]
+    assert inside == [alone, alone[::-1]]
+    assert alone[1] is None and alone[5] is None and alone[0] is not None
+
+
+def test_one_process_answers_every_short_list_of_a_block(repo: CountingGit) -> None:
+    with lookups.live(repo):
+        for spec in SPECS:
+            batch.check(repo, [spec])
+        with lookups.live(repo):  # a nested block shares it
+            batch.check(repo, SPECS)
+    assert repo.started == [("cat-file", "--batch-check")]
+    batch.check(repo, SPECS)  # after the block: a process of its own again
+    assert len(repo.started) == 2
+    assert batch.LIVE == {}
+
+
+def test_a_long_list_inside_a_block_gets_a_process_of_its_own(repo: CountingGit) -> None:
+    many = [f"HEAD:missing-{n}" for n in range(batch.LIVE_MAX + 1)]
+    with lookups.live(repo):
+        batch.check(repo, ["HEAD"])
+        assert batch.check(repo, many) == [None] * len(many)
+    assert len(repo.started) == 2
+
+
+def test_a_name_with_a_newline_is_refused_inside_a_block_too(repo: CountingGit) -> None:
+    with lookups.live(repo):
+        with pytest.raises(EvidenceError, match="newline"):
+            batch.check(repo, ["HEAD:plain", "HEAD:a\nHEAD"])
+        # the process never saw the half-written list: later answers stay in step
+        assert batch.check(repo, ["HEAD:plain", "HEAD:no such"])[1] is None
+
+
+def test_a_git_that_dies_mid_block_is_an_error_not_an_answer(repo: CountingGit) -> None:
+    with lookups.live(repo):
+        batch.check(repo, ["HEAD"])
+        live = batch.LIVE[id(repo)]
+        proc = live.__self__._proc  # type: ignore[attr-defined]
+        proc.kill()
+        proc.wait()
+        with pytest.raises(EvidenceError, match="answered 0 of 2 lookups"):
+            batch.check(repo, ["HEAD", "HEAD:plain"])
