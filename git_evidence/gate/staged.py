@@ -13,7 +13,7 @@ from git_evidence.gate import carried
 from git_evidence.plumbing.batch import CatFile
 from git_evidence.plumbing.git import Git
 from git_evidence.plumbing.raw_diff import LinkResolver, parse_raw
-from git_evidence.plumbing.repo_dirs import head_and_merge_heads
+from git_evidence.plumbing.repo_dirs import head_state
 from git_evidence.policy.schema import Policy
 from git_evidence.rules.summaries import summarize
 from git_evidence.rules.table import STAGED
@@ -22,16 +22,17 @@ from git_evidence.rules.table import STAGED
 class Staged:
     """What the index changes: the changes that count, and whether a merge is made."""
 
-    __slots__ = ("changes", "merge")
+    __slots__ = ("branch", "changes", "merge")
 
-    def __init__(self, changes: tuple[Change, ...], merge: bool) -> None:
+    def __init__(self, changes: tuple[Change, ...], merge: bool, branch: str) -> None:
         self.changes = changes
         self.merge = merge
+        self.branch = branch  # "" when HEAD is detached
 
 
 def staged_changes(git: Git) -> Staged:
-    head, merge_heads = head_and_merge_heads(git)
-    parents = [head or git.empty_tree(), *merge_heads]
+    head = head_state(git)
+    parents = [head.commit or git.empty_tree(), *head.merge_heads]
     with CatFile(git) as blobs:
         links = LinkResolver(git, blobs)
         diffs = [
@@ -41,7 +42,7 @@ def staged_changes(git: Git) -> Staged:
             )
             for p in parents
         ]
-    return Staged(_differs_from_all(diffs), len(parents) > 1)
+    return Staged(_differs_from_all(diffs), len(parents) > 1, head.branch)
 
 
 def gather(git: Git, staged: Staged, policy: Policy) -> PushFacts:
@@ -49,7 +50,7 @@ def gather(git: Git, staged: Staged, policy: Policy) -> PushFacts:
     when that branch is protected, as on the server."""
     summary = summarize(CommitDiff(STAGED, staged.merge, staged.changes), policy.classifier())
     zero = ZERO_OID
-    branch = git.run("symbolic-ref", "-q", "HEAD", ok_codes=(0, 1, 128))[1].decode().strip()
+    branch = staged.branch
     facts = UpdateFacts(
         RefUpdate(zero, zero, branch or "HEAD"),
         protected=False,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from git_evidence.core.oids import Oid
+from git_evidence.core.oids import Oid, is_oid
 from git_evidence.plumbing.git import Git
 
 COMMON_DIRS: dict[tuple[str, str | None], str] = {}  # (where, GIT_DIR) → common dir
@@ -44,27 +44,41 @@ def remember_common_dir(git: Git, path: bytes) -> None:
         COMMON_DIRS.setdefault(where, _absolute(git, path.decode("utf-8", "surrogateescape")))
 
 
-def head_and_merge_heads(git: Git) -> tuple[Oid | None, list[Oid]]:
-    """HEAD's commit (None on an unborn branch) and the heads a merge in progress
-    joins (``MERGE_HEAD``): one ``rev-parse``, which names the common directory too."""
+class HeadState:
+    """HEAD as a commit about to be made sees it: its commit (None on an unborn
+    branch), the branch it names ("" when detached) and the heads a merge in progress
+    joins (``MERGE_HEAD``)."""
+
+    __slots__ = ("branch", "commit", "merge_heads")
+
+    def __init__(self, commit: Oid | None, branch: str, merge_heads: list[Oid]) -> None:
+        self.commit = commit
+        self.branch = branch
+        self.merge_heads = merge_heads
+
+
+def head_state(git: Git) -> HeadState:
+    """One ``rev-parse`` (which names the common directory too); on an unborn branch,
+    or an answer of another shape, one question at a time."""
     code, out = git.run(
         "rev-parse",
         "--git-common-dir",
         "--git-path",
         "MERGE_HEAD",
-        "--verify",
-        "--quiet",
-        "--end-of-options",
-        "HEAD^{commit}",
-        ok_codes=(0, 1, 128),
+        "HEAD^{commit}",  # fails on an unborn branch: then one question at a time
+        "--symbolic-full-name",
+        "HEAD",
+        ok_codes=(0, 128),
     )
     lines = out.decode("utf-8", "surrogateescape").split("\n")
-    if code not in (0, 1) or len(lines) < 3:
-        # not a repository, or an answer of another shape: ask one question at a time
-        return git.resolve_commit("HEAD"), _read_merge_heads(git.git_path("MERGE_HEAD"))
+    if code != 0 or len(lines) != 5 or lines[4] or not is_oid(lines[2]):
+        code, out = git.run("symbolic-ref", "-q", "HEAD", ok_codes=(0, 1, 128))
+        branch = out.decode("utf-8", "surrogateescape").strip() if code == 0 else ""
+        merging = _read_merge_heads(git.git_path("MERGE_HEAD"))
+        return HeadState(git.resolve_commit("HEAD"), branch, merging)
     remember_common_dir(git, lines[0].encode("utf-8", "surrogateescape"))
-    head = Oid(lines[2]) if code == 0 and lines[2] else None
-    return head, _read_merge_heads(_absolute(git, lines[1]))
+    branch = lines[3] if lines[3].startswith("refs/") else ""  # "HEAD": detached
+    return HeadState(Oid(lines[2]), branch, _read_merge_heads(_absolute(git, lines[1])))
 
 
 def _read_merge_heads(path: str) -> list[Oid]:
