@@ -7,6 +7,7 @@ import argparse
 from git_evidence.gate import pipeline
 from git_evidence.gate.checking import check_range, policy_and_base
 from git_evidence.gate.report import Report, carry_options, given_options
+from git_evidence.plumbing import lookups
 from git_evidence.plumbing.context import require_commit
 from git_evidence.plumbing.git import Git
 from git_evidence.policy.identity import client_identity
@@ -14,20 +15,25 @@ from git_evidence.policy.identity import client_identity
 
 def run(args: argparse.Namespace) -> Report:
     git = Git()
-    refs = git.refs()
-    policy, base = policy_and_base(git, refs, args.base, args.policy)
-    who = client_identity(git.config_bool("evidence.trusted"), args.as_name)
-    report = Report(who, policy)
-    for text in args.ranges or ["HEAD"]:
-        start, sep, end = text.partition("..")
-        bottom: str | None
-        if sep:
-            bottom, top = require_commit(git, start or "HEAD"), require_commit(git, end or "HEAD")
-        else:
-            bottom, top = base, require_commit(git, text)
-        part = check_range(git, refs, policy, who, bottom, top, text)
-        report.decisions += part.decisions
-        report.notes += part.notes
-    carry_options(report, given_options(args))
-    pipeline.show_findings(git, report, args.max_findings)
-    return report
+    # Reads only: its lookups and objects share one cat-file each (plumbing/lookups.py).
+    with lookups.live(git):
+        refs = git.refs()
+        policy, base = policy_and_base(git, refs, args.base, args.policy)
+        who = client_identity(git.config_bool("evidence.trusted"), args.as_name)
+        report = Report(who, policy)
+        for text in args.ranges or ["HEAD"]:
+            start, sep, end = text.partition("..")
+            bottom: str | None
+            if sep:
+                bottom, top = (
+                    require_commit(git, start or "HEAD"),
+                    require_commit(git, end or "HEAD"),
+                )
+            else:
+                bottom, top = base, require_commit(git, text)
+            part = check_range(git, refs, policy, who, bottom, top, text)
+            report.decisions += part.decisions
+            report.notes += part.notes
+        carry_options(report, given_options(args))
+        pipeline.show_findings(git, report, args.max_findings)
+        return report

@@ -94,10 +94,10 @@ def _import_the_policy() -> None:
 class _Ahead:
     """What every judged call asks git, asked at once by threads of their own while
     this process imports the policy (git answers on the other core meanwhile): where
-    the top of the work tree is (``rev-parse``); the sealed policy file (``git config
-    evidence.policyFile``); and, through one ``cat-file --batch``, the refs the client
-    hooks read the policy from (``origin``'s main, main, else HEAD) and the policy file
-    of the first, by its commit's id.
+    the top of the work tree and the common git directory are (``rev-parse``); the
+    sealed policy file (``git config evidence.policyFile``); and, through one
+    ``cat-file --batch``, the refs the client hooks read the policy from (``origin``'s
+    main, main, else HEAD) and the policy file of the first, by its commit's id.
 
     ``context.client_policy`` decides with these answers: it reads no other ref unless
     the policy names another base branch, and then it is asked again with every ref."""
@@ -111,9 +111,11 @@ class _Ahead:
         self._git = Git(cwd=where)
         self._cat = CatFile(self._git)
         self._top: subprocess.CompletedProcess[bytes] | None = None
+        self._common: str | None = None  # the common git directory, as top() read it
         self._sealed: str | None = None
         self._refs: dict[str, Oid] = {}  # the refs client_policy reads, those that exist
-        self._blobs: dict[str, bytes | None] = {}  # commit id → its policy file's bytes
+        # commit id → its policy file's blob id and bytes
+        self._blobs: dict[str, tuple[Oid, bytes] | None] = {}
         self._errors: list[Exception | None] = [None] * 3
         self._threads = [threading.Thread(target=self._ask, args=(n,)) for n in range(3)]
         for thread in self._threads:
@@ -131,7 +133,8 @@ class _Ahead:
     def _ask(self, which: int) -> None:
         try:
             if which == 0:
-                self._top = self._git.attempt("rev-parse", "--show-toplevel")
+                # the common directory too: where the parsed policy is kept
+                self._top = self._git.attempt("rev-parse", "--git-common-dir", "--show-toplevel")
             elif which == 1:
                 self._sealed = self._git.config_get(SEALED_KEY)
             else:
@@ -152,7 +155,7 @@ class _Ahead:
                 self._refs[name] = named[0]
             if not self._blobs:
                 blob = self._cat.get(f"{named[0]}:{POLICY_FILE}")
-                self._blobs[named[0]] = blob[2] if blob and blob[1] == "blob" else None
+                self._blobs[named[0]] = (blob[0], blob[2]) if blob and blob[1] == "blob" else None
 
     def top(self) -> str | None:
         """The real path of the work tree holding ``where``; None when there is none
@@ -163,7 +166,9 @@ class _Ahead:
         if done is None:
             raise self._errors[0] or GitError(["git", "rev-parse"], 128, b"", b"")
         if done.returncode == 0:
-            return os.path.realpath(os.fsdecode(done.stdout.rstrip(b"\n")))
+            common, _, top = done.stdout.rstrip(b"\n").rpartition(b"\n")
+            self._common = os.path.join(self._git.cwd or "", os.fsdecode(common))
+            return os.path.realpath(os.fsdecode(top))
         if b"not a git repository" in done.stderr or b"must be run in a work tree" in done.stderr:
             return None
         raise GitError(list(done.args), done.returncode, done.stdout, done.stderr)
@@ -186,12 +191,16 @@ class _Ahead:
             def config_get(self, key: str) -> str | None:
                 return sealed if key == SEALED_KEY else super().config_get(key)
 
-            def blob_at(self, rev: str, path: str) -> bytes | None:
+            def blob_and_id_at(self, rev: str, path: str) -> tuple[Oid, bytes] | None:
                 if path == POLICY_FILE and rev in blobs:  # a commit's file never changes
                     return blobs[rev]
-                return super().blob_at(rev, path)
+                return super().blob_and_id_at(rev, path)
 
         git = Answered(cwd=top)
+        if self._common is not None:
+            from git_evidence.plumbing.repo_dirs import remember_common_dir
+
+            remember_common_dir(git, os.fsencode(os.path.abspath(self._common)))
         refs = self._refs
         policy = client_policy(git, None, refs)
         if policy.base != DEFAULT_BASE:  # it reads that branch's refs too: ask them all

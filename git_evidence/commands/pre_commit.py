@@ -15,6 +15,7 @@ from git_evidence.core.errors import PolicyError
 from git_evidence.core.paths import Change
 from git_evidence.gate import carried, decision, staged
 from git_evidence.gate.report import Report
+from git_evidence.plumbing import lookups
 from git_evidence.plumbing.context import client_policy
 from git_evidence.plumbing.git import Git
 from git_evidence.policy.identity import Identity, client_identity
@@ -28,14 +29,16 @@ if TYPE_CHECKING:
 
 def run(args: argparse.Namespace) -> Report:
     git = Git()
-    refs = git.refs()
-    change = staged.staged_changes(git)
-    who = client_identity(git.config_bool("evidence.trusted"))
-    try:
-        policy = client_policy(git, None, refs)
-    except PolicyError as exc:
-        return _broken_policy(git, exc, change.changes, who)
-    return decision.decide(staged.gather(git, change, policy), policy, who)
+    # Reads only: its lookups and objects share one cat-file each (plumbing/lookups.py).
+    with lookups.live(git):
+        refs = git.refs()
+        change = staged.staged_changes(git)
+        who = client_identity(git.config_bool("evidence.trusted"))
+        try:
+            policy = client_policy(git, None, refs)
+        except PolicyError as exc:
+            return _broken_policy(git, exc, change.changes, who)
+        return decision.decide(staged.gather(git, change, policy), policy, who)
 
 
 def _broken_policy(

@@ -18,6 +18,7 @@ from git_evidence.core.oids import zero_oid
 from git_evidence.gate import pipeline
 from git_evidence.gate.ranges import parse_push_lines
 from git_evidence.gate.report import Report
+from git_evidence.plumbing import lookups
 from git_evidence.plumbing.context import client_policy, client_view
 from git_evidence.plumbing.git import Git
 from git_evidence.policy.identity import client_identity
@@ -30,43 +31,45 @@ if TYPE_CHECKING:
 
 def run(args: argparse.Namespace) -> Report:
     git = Git()
-    notes: list[str] = []
-    if args.remote is None:
-        remote, updates, notes = _from_pre_commit(git)
-    else:
-        remote = args.remote
-        updates = parse_push_lines(sys.stdin.buffer.read())
-    # Notes (the locks, the verdicts) are the server's to decide: who may write them is
-    # known only there. Let them through, saying so once.
-    notes_refs = [u.ref for u in updates if u.ref.startswith(NOTES_NAMESPACE)]
-    if notes_refs:
-        updates = [u for u in updates if not u.ref.startswith(NOTES_NAMESPACE)]
-        notice = (
-            f"{', '.join(notes_refs)}: notes are decided by the server (its lock and "
-            "verdict writers), not by this hook"
-        )
-        if args.format == "json":
-            notes.append(notice)
+    # Reads only: its lookups and objects share one cat-file each (plumbing/lookups.py).
+    with lookups.live(git):
+        notes: list[str] = []
+        if args.remote is None:
+            remote, updates, notes = _from_pre_commit(git)
         else:
-            console.say(notice)
-    refs = git.refs()
-    try:
-        policy = client_policy(git, remote, refs)
-    except PolicyError as exc:
-        exc.fix = (
-            f"{CLIENT_POLICY_FIX}; when the remote's base branch carries the broken "
-            "file, every push is refused there too: its admin recovers it (docs/policy.md: "
-            "Recovering from a broken base policy)"
-        )
-        raise
-    who = client_identity(git.config_bool("evidence.trusted"))
-    view = client_view(remote, refs, policy)
-    if not view.notes:
-        notes.append(_no_lock(git, remote, policy.notes_ref))
-    report = pipeline.decide(git, updates, policy, view, who, entry="pre-push")
-    report.notes = notes
-    pipeline.show_findings(git, report, args.max_findings)
-    return report
+            remote = args.remote
+            updates = parse_push_lines(sys.stdin.buffer.read())
+        # Notes (the locks, the verdicts) are the server's to decide: who may write them is
+        # known only there. Let them through, saying so once.
+        notes_refs = [u.ref for u in updates if u.ref.startswith(NOTES_NAMESPACE)]
+        if notes_refs:
+            updates = [u for u in updates if not u.ref.startswith(NOTES_NAMESPACE)]
+            notice = (
+                f"{', '.join(notes_refs)}: notes are decided by the server (its lock and "
+                "verdict writers), not by this hook"
+            )
+            if args.format == "json":
+                notes.append(notice)
+            else:
+                console.say(notice)
+        refs = git.refs()
+        try:
+            policy = client_policy(git, remote, refs)
+        except PolicyError as exc:
+            exc.fix = (
+                f"{CLIENT_POLICY_FIX}; when the remote's base branch carries the broken "
+                "file, every push is refused there too: its admin recovers it (docs/policy.md: "
+                "Recovering from a broken base policy)"
+            )
+            raise
+        who = client_identity(git.config_bool("evidence.trusted"))
+        view = client_view(remote, refs, policy)
+        if not view.notes:
+            notes.append(_no_lock(git, remote, policy.notes_ref))
+        report = pipeline.decide(git, updates, policy, view, who, entry="pre-push")
+        report.notes = notes
+        pipeline.show_findings(git, report, args.max_findings)
+        return report
 
 
 NOTES_NAMESPACE = "refs/notes/"

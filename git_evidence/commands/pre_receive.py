@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from git_evidence.gate import pipeline, time_budget
 from git_evidence.gate.ranges import parse_receive_lines
 from git_evidence.gate.report import Report
+from git_evidence.plumbing import lookups
 from git_evidence.plumbing.context import (
     judged_refs,
     server_aliases,
@@ -32,14 +33,16 @@ def run(args: argparse.Namespace) -> Report:
     time_budget.PROGRESS.stage = "reading the hook input"
     updates = parse_receive_lines(sys.stdin.buffer.read())
     git = Git()
-    time_budget.PROGRESS.stage = "reading the policy"
-    refs, symrefs = git.refs_and_symrefs()
-    policy = server_policy(git, refs)
-    time_budget.start(policy.time_budget_s)
-    view = server_view(refs, policy)
-    aliases = server_aliases(git, refs, symrefs, updates)
-    updates, notes = judged_refs(updates, aliases, {*view.protected, policy.notes_ref})
-    report = pipeline.decide(git, updates, policy, view, who, server_refs=refs)
-    report.notes = notes + report.notes
-    pipeline.show_findings(git, report, args.max_findings)
-    return report
+    # Reads only: its lookups and objects share one cat-file each (plumbing/lookups.py).
+    with lookups.live(git):
+        time_budget.PROGRESS.stage = "reading the policy"
+        refs, symrefs = git.refs_and_symrefs()
+        policy = server_policy(git, refs)
+        time_budget.start(policy.time_budget_s)
+        view = server_view(refs, policy)
+        aliases = server_aliases(git, refs, symrefs, updates)
+        updates, notes = judged_refs(updates, aliases, {*view.protected, policy.notes_ref})
+        report = pipeline.decide(git, updates, policy, view, who, server_refs=refs)
+        report.notes = notes + report.notes
+        pipeline.show_findings(git, report, args.max_findings)
+        return report

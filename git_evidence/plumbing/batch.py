@@ -44,6 +44,8 @@ MAX_HEADER = 1 << 16  # no answer's first line is longer (a spec is a line of in
 # its own; a longer one still gets its own, written and read at once.
 LIVE: dict[int, Callable[[Sequence[str]], list[tuple[Oid, str] | None]]] = {}
 LIVE_MAX = 64
+# ...and every ``CatFile`` of that Git asks the block's one ``--batch`` (by ``id``).
+SHARED: dict[int, CatFile] = {}
 # The commands a failure names.
 ONE_AT_A_TIME = ["git", "cat-file", "--batch"]
 BULK = ["git", "cat-file", "--batch", "--buffer"]
@@ -97,16 +99,22 @@ def check(git: StartsGit, specs: Sequence[str]) -> list[tuple[Oid, str] | None]:
 
 class CatFile:
     """One persistent ``git cat-file --batch`` for many objects, asked one at a time
-    (started by the first question)."""
+    (started by the first question). Inside a ``lookups.live`` block of the same Git,
+    the block's one process answers instead."""
 
     def __init__(self, git: StartsGit) -> None:
         self._git = git
         self._proc: subprocess.Popen[bytes] | None = None
         self._reader: _Reader | None = None
+        self._turn = threading.Lock()
 
     def get(self, spec: str) -> tuple[Oid, str, bytes] | None:
         """``(object id, type, content)`` of any object expression (``rev:path``
         included), or None when it names nothing."""
+        shared = SHARED.get(id(self._git))
+        if shared is not None and shared is not self:
+            with shared._turn:  # one question and its whole answer at a time
+                return shared.get(spec)
         line = spec_line(spec)
         if self._proc is None:
             self._proc = self._git.popen("cat-file", "--batch")

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 from git_evidence.core.errors import PolicyError, UsageError
 from git_evidence.core.oids import Oid
 from git_evidence.plumbing import policy_cache
-from git_evidence.plumbing.batch import CatFile
 from git_evidence.plumbing.git import Git
 from git_evidence.policy.parsing import BASE_SOURCE, load_at, parse_policy, read_sealed
 from git_evidence.policy.schema import POLICY_FILE, Policy
@@ -31,11 +30,10 @@ def policy_at(git: Git, rev: str | None) -> Policy:
     (``policy_cache.py``)."""
     if not rev:
         return load_at(None, rev)
-    with CatFile(git) as cat:
-        hit = cat.get(f"{rev}:{POLICY_FILE}")
-    if hit is None or hit[1] != "blob":
+    found = git.blob_and_id_at(rev, POLICY_FILE)
+    if found is None:
         return load_at(None, rev)
-    blob, _, data = hit
+    blob, data = found
     kept = policy_cache.get(git, blob, BASE_SOURCE)
     if kept is not None:
         return kept

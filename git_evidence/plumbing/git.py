@@ -204,6 +204,11 @@ class Git:
         return out.decode("utf-8", "surrogateescape").strip() or None if code == 0 else None
 
     def resolve_commit(self, rev: str) -> Oid | None:
+        # Inside a lookups block, its one process; not for reflog, upstream or path
+        # forms (`@{…}`, `:…`), which make cat-file exit where rev-parse only fails.
+        if id(self) in batch.LIVE and not any(c in rev for c in "@:\n"):
+            (hit,) = batch.check(self, [f"{rev}^{{commit}}"])
+            return hit[0] if hit is not None and hit[1] == "commit" else None
         code, out = self.run(
             "rev-parse",
             "--verify",
@@ -344,9 +349,14 @@ class Git:
 
     def blob_at(self, rev: str, path: str) -> bytes | None:
         """The bytes of ``rev:path`` when it is a blob, else None."""
+        found = self.blob_and_id_at(rev, path)
+        return found[1] if found is not None else None
+
+    def blob_and_id_at(self, rev: str, path: str) -> tuple[Oid, bytes] | None:
+        """The id and bytes of ``rev:path`` when it is a blob, else None."""
         with batch.CatFile(self) as cat:
             hit = cat.get(f"{rev}:{path}")
-        return hit[2] if hit is not None and hit[1] == "blob" else None
+        return (hit[0], hit[2]) if hit is not None and hit[1] == "blob" else None
 
     def diff_trees(self, old: str, new: str) -> list[bytes]:
         """The raw changes between two tree-ish (no header), as NUL-separated tokens."""

@@ -1,12 +1,14 @@
-"""One ``git cat-file --batch-check`` kept running for a block of reads: a push's
-gathering asks a few lookups at a time (the pushed tips peeled to commits, each
-commit's note and its ancestors' notes), and a process for each costs more than the
-answers. Inside ``with live(git):`` every short ``batch.check`` of that ``Git`` goes to
-the one process; outside it, and for a long list, ``batch.check`` starts its own.
+"""One ``git cat-file --batch-check`` and one ``--batch`` kept running for a block of
+reads: a hook or a check asks a few lookups and objects at a time (the policy blob,
+the pushed tips peeled to commits, each commit's note and its ancestors' notes, the
+links a change follows), and a process for each costs more than the answers. Inside
+``with live(git):`` every short ``batch.check`` of that ``Git`` goes to the one
+lookup process, and every ``CatFile`` of it to the one object reader; outside it (and
+for a long list of lookups) each starts its own.
 
 Only for blocks that write nothing: a process that runs on would go on answering from
-what it read of the refs and objects as they were. Apart from batch.py, which stays the
-one parser of the answers, because this is a lifetime (start, ask, close) rather than a
+what it read of the refs as they were. Apart from batch.py, which stays the one parser
+of the answers, because this is a lifetime (start, ask, close) rather than a
 protocol."""
 
 from __future__ import annotations
@@ -72,16 +74,19 @@ class _Live:
 @contextlib.contextmanager
 def live(git: StartsGit) -> Iterator[None]:
     """Within the block, ``batch.check(git, …)`` of a short list asks one persistent
-    process (started by the first such lookup, closed when the block ends). Nested
-    blocks share the outer one's."""
+    process, and each ``CatFile(git)`` one shared reader (each started by its first
+    question, both closed when the block ends). Nested blocks share the outer one's."""
     key = id(git)
     if key in batch.LIVE:
         yield
         return
     one = _Live(git)
+    reader = batch.CatFile(git)
     batch.LIVE[key] = one.ask
+    batch.SHARED[key] = reader
     try:
         yield
     finally:
-        del batch.LIVE[key]
+        del batch.LIVE[key], batch.SHARED[key]
         one.close()
+        reader.close()

@@ -84,3 +84,18 @@ def test_a_git_that_dies_mid_block_is_an_error_not_an_answer(repo: CountingGit) 
         proc.wait()
         with pytest.raises(EvidenceError, match="answered 0 of 2 lookups"):
             batch.check(repo, ["HEAD", "HEAD:plain"])
+
+
+REVS = ["HEAD", "HEAD~1", "HEAD~9", "@{upstream}", "-x", "HEAD:plain", "nosuch", "HEAD^{tree}"]
+REVS += [" HEAD", "HEAD ", "", "HEAD@{0}", "refs/heads/no", "a\nb", "HEAD^{commit}", "HEAD@{9}"]
+REVS += ["HEAD~99999999999999999999", "HEAD^{/two}", "HEAD^{}", "HEAD^3", "*", ":/two"]
+
+
+def test_revisions_resolve_inside_a_block_as_rev_parse_resolves_them(repo: CountingGit) -> None:
+    git(Path(repo.cwd or "."), "commit", "-q", "--allow-empty", "-m", "two")
+    alone = [repo.resolve_commit(rev) for rev in REVS]
+    with lookups.live(repo):
+        inside = [repo.resolve_commit(rev) for rev in REVS]
+    assert inside == alone
+    assert alone[0] is not None and alone[1] is not None and alone[2] is None
+    assert repo.started == [("cat-file", "--batch-check")]
