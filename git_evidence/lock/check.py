@@ -7,7 +7,14 @@ from collections.abc import Callable
 
 from git_evidence.core.facts import Drift, LockFacts, LockRef
 from git_evidence.core.oids import Oid
-from git_evidence.lock.manifest import Listed, build_manifest, compare, root_trees, tree_ids
+from git_evidence.lock.manifest import (
+    Listed,
+    build_manifest,
+    compare,
+    drift_between,
+    root_trees,
+    tree_ids,
+)
 from git_evidence.lock.record import Lock, LockInvalid, parse_note, pin_digest
 from git_evidence.lock.store import LockCache, lock_in_force, own_notes, previous_lock, read_lock
 from git_evidence.plumbing.batch import CatFile
@@ -67,6 +74,9 @@ def lock_facts(
     if new_trees != base_trees:
         if lock is None and found is not None and summary is not None:
             lock = read_lock(git, found, cache, cat.read(found.blob))  # its hashes are reused
+        if lock is None:  # no hashes to build on: hash only the blobs that differ
+            breach = drift_between(git, base, new, roots, exclude, (base_trees, new_trees))
+            return LockFacts(found, invalid, breach, stale, digest)
         _, base_files = build_manifest(git, base, roots, exclude, lock, trees=base_trees)
         # Built on the base's own manifest: only what differs from it is listed and read
         # (with no lock fetched, every blob was read twice before).

@@ -129,6 +129,7 @@ def build_manifest(
     previous: Manifest | None = None,
     progress: Callable[[int, int], None] | None = None,
     trees: Mapping[str, str | None] | None = None,
+    hashed: bool = True,
 ) -> tuple[dict[str, str | None], dict[str, Entry]]:
     """The trees and files of ``rev`` under ``roots``.
 
@@ -138,7 +139,9 @@ def build_manifest(
     after one changed file lists one directory, not 10,000 files); blobs the lock
     already hashed are not read again. Other roots are listed with ``ls-tree``. Only
     listed or changed paths go through the exclusions: a path unchanged since the
-    previous lock keeps the place it has there (as a whole unchanged root always did)."""
+    previous lock keeps the place it has there (as a whole unchanged root always did).
+    ``hashed=False``: a blob no previous entry hashed is listed by its id alone (no
+    size, no SHA-256), for a comparison that hashes only what differs (``drift_between``)."""
     trees = dict(trees) if trees is not None else root_trees(git, rev, roots)
     files: dict[str, Entry] = {}
     copied: list[str] = []  # roots taken from the previous lock (then patched)
@@ -194,12 +197,51 @@ def build_manifest(
             files[path] = Entry(mode, oid, old_entry.size, old_entry.sha256, old_entry.lfs)
         else:
             pending.setdefault(oid, []).append((mode, path))
-    hashed = hash_blobs(git, list(pending), progress)
+    if not hashed:
+        for oid, users in pending.items():
+            files.update((path, Entry(mode, oid)) for mode, path in users)
+        return trees, dict(sorted(files.items()))
+    found = hash_blobs(git, list(pending), progress)
     for oid, users in pending.items():
-        got = hashed[oid]
+        got = found[oid]
         for mode, path in users:
             files[path] = Entry(mode, oid, got.size, got.sha256, got.lfs)
     return trees, dict(sorted(files.items()))
+
+
+def drift_between(
+    git: Git,
+    base: str,
+    new: str,
+    roots: Sequence[str],
+    exclude: Sequence[str],
+    trees: tuple[Mapping[str, str | None], Mapping[str, str | None]],
+) -> list[Drift]:
+    """What ``new`` changes under ``roots`` against ``base`` when no lock gives the
+    base's hashes: both sides listed by blob id, and only the blobs of the paths that
+    differ hashed. Equal mode and blob id mean equal bytes, so the paths left out are
+    the ones a comparison of two fully hashed manifests finds equal, and the paths kept
+    are compared hashed: the same drift, read from the few blobs that changed."""
+    base_trees, new_trees = trees
+    _, before = build_manifest(git, base, roots, exclude, trees=base_trees, hashed=False)
+    listed = Listed(base_trees, before)
+    _, after = build_manifest(git, new, roots, exclude, listed, trees=new_trees, hashed=False)
+    # compare() reads digests, which these entries lack: mode and blob id tell here
+    paths = [p for p in sorted(set(before) | set(after)) if before.get(p) != after.get(p)]
+    old = {p: before[p] for p in paths if p in before}
+    now = {p: after[p] for p in paths if p in after}
+    unhashed = {
+        e.blob for e in (*old.values(), *now.values()) if e.mode != GITLINK_MODE and e.size is None
+    }
+    got = hash_blobs(git, sorted(unhashed)) if unhashed else {}
+
+    def full(entry: Entry) -> Entry:
+        if entry.blob not in unhashed or entry.mode == GITLINK_MODE:
+            return entry
+        hit = got[entry.blob]
+        return Entry(entry.mode, entry.blob, hit.size, hit.sha256, hit.lfs)
+
+    return compare({p: full(e) for p, e in old.items()}, {p: full(e) for p, e in now.items()})
 
 
 def _is_tree(recorded: str) -> bool:
