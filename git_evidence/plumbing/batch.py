@@ -28,7 +28,7 @@ from typing import TypeAlias, TypeVar, cast
 
 from git_evidence.core.errors import EvidenceError, GitError
 from git_evidence.core.oids import Oid
-from git_evidence.plumbing.stream import StartsGit, widen_pipe
+from git_evidence.plumbing.stream import StartsGit, give_up, widen_pipe
 
 T = TypeVar("T")
 
@@ -116,6 +116,15 @@ class CatFile:
             with shared._turn:  # one question and its whole answer at a time
                 return shared.get(spec)
         line = spec_line(spec)
+        try:
+            return self._ask(line)
+        except BaseException:
+            # A question left half-answered would put every later answer out of step:
+            # this process is given up, and the next question starts another.
+            self._abandon()
+            raise
+
+    def _ask(self, line: bytes) -> tuple[Oid, str, bytes] | None:
         if self._proc is None:
             self._proc = self._git.popen("cat-file", "--batch")
             assert self._proc.stdout is not None
@@ -146,6 +155,11 @@ class CatFile:
             assert self._proc.stdin is not None
             self._proc.stdin.close()
             self._proc.wait()
+            self._proc = self._reader = None
+
+    def _abandon(self) -> None:
+        if self._proc is not None:
+            give_up(self._proc)
             self._proc = self._reader = None
 
     def __enter__(self) -> CatFile:

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from git_evidence.core.errors import EvidenceError
 from git_evidence.core.oids import Oid
 from git_evidence.plumbing import batch
-from git_evidence.plumbing.stream import StartsGit
+from git_evidence.plumbing.stream import StartsGit, give_up
 
 COMMAND = ["git", "cat-file", "--batch-check"]
 
@@ -36,6 +36,15 @@ class _Live:
 
     def ask(self, specs: Sequence[str]) -> list[tuple[Oid, str] | None]:
         query = b"".join(batch.spec_line(spec) for spec in specs)
+        try:
+            return self._answers(query, len(specs))
+        except BaseException:
+            # Answers left unread would be taken for the next list's: this process is
+            # given up, and the next list starts another.
+            self._abandon()
+            raise
+
+    def _answers(self, query: bytes, asked: int) -> list[tuple[Oid, str] | None]:
         if self._proc is None:
             self._proc = self._git.popen("cat-file", "--batch-check")
         proc = self._proc
@@ -44,12 +53,12 @@ class _Live:
             proc.stdin.write(query)
             proc.stdin.flush()
         except BrokenPipeError:
-            raise self._failed(0, len(specs)) from None
+            raise self._failed(0, asked) from None
         result: list[tuple[Oid, str] | None] = []
-        for _ in specs:
+        for _ in range(asked):
             line = proc.stdout.readline(batch.MAX_HEADER)
             if not line.endswith(b"\n"):
-                raise self._failed(len(result), len(specs))
+                raise self._failed(len(result), asked)
             hit = batch.parse_header(line)
             result.append(hit[:2] if hit else None)
         return result
@@ -59,6 +68,11 @@ class _Live:
             f"{' '.join(COMMAND)} answered {answered} of {asked} lookups",
             fix="check that the repository is intact (git fsck); nothing was allowed",
         )
+
+    def _abandon(self) -> None:
+        if self._proc is not None:
+            give_up(self._proc)
+            self._proc = None
 
     def close(self) -> None:
         if self._proc is not None:

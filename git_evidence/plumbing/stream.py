@@ -42,6 +42,17 @@ class StartsGit(Protocol):
     def popen(self, *args: str, buffered: bool = False) -> subprocess.Popen[bytes]: ...
 
 
+def give_up(proc: subprocess.Popen[bytes]) -> None:
+    """End a git process whose conversation went wrong (a question left half-answered):
+    killed and reaped, its pipes closed, so that no answer of it is read again."""
+    proc.kill()
+    proc.wait()
+    for stream in (proc.stdin, proc.stdout, proc.stderr):
+        if stream is not None:
+            with contextlib.suppress(OSError):
+                stream.close()
+
+
 def zsplit(data: bytes) -> list[bytes]:
     """Split NUL-terminated git output; a trailing NUL gives no empty item."""
     if not data:

@@ -99,3 +99,51 @@ def test_revisions_resolve_inside_a_block_as_rev_parse_resolves_them(repo: Count
     assert inside == alone
     assert alone[0] is not None and alone[1] is not None and alone[2] is None
     assert repo.started == [("cat-file", "--batch-check")]
+
+
+def test_a_list_cut_short_leaves_no_answer_for_the_next(
+    repo: CountingGit, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An answer read only in part (an interrupt, the time budget) must not be taken
+    for the next list's: the process is given up and another starts."""
+    real = batch.parse_header
+    calls = [0]
+
+    def once_broken(line: bytes) -> object:
+        calls[0] += 1
+        if calls[0] == 2:
+            raise KeyboardInterrupt
+        return real(line)
+
+    with lookups.live(repo):
+        monkeypatch.setattr(batch, "parse_header", once_broken)
+        with pytest.raises(KeyboardInterrupt):
+            batch.check(repo, ["HEAD", "HEAD:plain", "HEAD:a b"])
+        monkeypatch.setattr(batch, "parse_header", real)
+        assert batch.check(repo, ["HEAD:no such", "HEAD"]) == batch.check(
+            Git(cwd=repo.cwd), ["HEAD:no such", "HEAD"]
+        )
+    assert repo.started == [("cat-file", "--batch-check")] * 2
+
+
+def test_an_object_read_cut_short_leaves_no_bytes_for_the_next(
+    repo: CountingGit, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from git_evidence.plumbing.batch import CatFile
+
+    real = batch._Reader.content
+    calls = [0]
+
+    def once_broken(self: object, size: int) -> object:
+        calls[0] += 1
+        if calls[0] == 1:
+            raise KeyboardInterrupt
+        return real(self, size)  # type: ignore[arg-type]
+
+    with lookups.live(repo):
+        monkeypatch.setattr(batch._Reader, "content", once_broken)
+        with pytest.raises(KeyboardInterrupt):
+            CatFile(repo).get("HEAD:plain")
+        hit = CatFile(repo).get("HEAD:a b/c")
+    assert hit is not None and hit[2] == b"x\n"
+    assert repo.started == [("cat-file", "--batch")] * 2
