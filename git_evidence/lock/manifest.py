@@ -72,7 +72,7 @@ def lfs_pointer(data: bytes) -> str | None:
         line.split(" ", 1) for line in data.decode("utf-8", "replace").splitlines() if " " in line
     )
     oid, size = fields.get("oid", ""), fields.get("size", "")
-    if not oid.startswith("sha256:") or not size.isdigit():
+    if not oid.startswith("sha256:") or " " in oid or not size.isdigit():
         return None
     return f"{oid} {size}"
 
