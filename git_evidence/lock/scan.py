@@ -21,6 +21,7 @@ which says why. Apart from record.py because it is a shortcut whose proof is its
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from typing import NamedTuple
 
 from git_evidence.core.oids import Oid
@@ -69,8 +70,17 @@ def scan_note(data: bytes, annotated: Oid) -> Scanned | None:
     if paths is None:
         return None
     present = [root.encode() for root, tree in empty.trees.items() if tree is not None]
-    exact, under = set(present), tuple(root + b"/" for root in present)
-    outside = sum(1 for path in paths if not (path.startswith(under) or path in exact))
+    # As record.outside_roots counts them: the paths sorted, those under a root (or
+    # equal to it) are a run of them, found by bisection.
+    runs = sorted(
+        (bisect_left(paths, lo), bisect_left(paths, hi))
+        for root in present
+        for lo, hi in ((root, root + b"\0"), (root + b"/", root + b"0"))
+    )
+    covered, reach = 0, 0
+    for start, stop in runs:
+        covered += max(0, stop - max(start, reach))
+        reach = max(reach, stop)
     summary = CachedLock(
         empty.commit,
         dict(empty.trees),
@@ -78,7 +88,7 @@ def scan_note(data: bytes, annotated: Oid) -> Scanned | None:
         len(paths),
         empty.pinned_by,
         empty.pinned_at,
-        outside,  # as record.outside_roots counts them
+        len(paths) - covered,
     )
     return Scanned(summary, paths)
 

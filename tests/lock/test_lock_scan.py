@@ -26,9 +26,18 @@ from git_evidence.lock.scan import scan_note
 
 COMMIT = Oid("c" * 40)
 hexes = st.text(alphabet="0123456789abcdef", min_size=40, max_size=40)
-ascii_paths = st.text(
-    alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E), min_size=1, max_size=16
-)
+ascii_paths = st.builds(
+    str.__add__,
+    st.sampled_from(["", "tests", "tests/", "tests/data", "tests/data/", "x/", "a b/"]),
+    st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=16),
+).filter(bool)
+# overlapping roots, one missing: what lies outside them is counted as the parse does
+ROOTS: dict[str, str | None] = {
+    "tests/data": "d" * 40,
+    "tests": "e" * 40,
+    "x": None,
+    "a b": "f" * 40,
+}
 any_paths = st.text(min_size=1, max_size=12).filter(lambda p: "\n" not in p)
 
 
@@ -45,7 +54,7 @@ def entries(draw: st.DrawFn) -> Entry:
 
 
 def lock_of(files: dict[str, Entry], trees: dict[str, str | None] | None = None) -> Lock:
-    trees = {"tests/data": "d" * 40} if trees is None else trees
+    trees = ROOTS if trees is None else trees
     return Lock(COMMIT, tuple(trees), trees, files, "a <a@b>", "2026-01-01T00:00:00Z")
 
 
