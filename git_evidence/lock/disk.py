@@ -10,15 +10,19 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from git_evidence.core.errors import GitError
 from git_evidence.core.facts import Entry
 from git_evidence.core.paths import GITLINK_MODE, SYMLINK_MODE
-from git_evidence.lock.manifest import LFS_MAX, Excluder, lfs_pointer
+from git_evidence.lock.manifest import LFS_MAX, Excluder, Hashed, lfs_pointer, whole
 from git_evidence.plumbing.git import Git
 
 CHUNK = 1 << 20
+# A checkout's file larger than this is not read whole to stand for its blob: git
+# streams it instead.
+WHOLE_MAX = 64 << 20
+REGULAR = ("100644", "100755")
 
 
 def worktree_manifest(
@@ -160,3 +164,41 @@ def _hash_file(top: str, path: str, mode: str, blob: str) -> Entry:
     if size > LFS_MAX:
         lfs = None
     return Entry(mode, blob, size, digest.hexdigest(), lfs)
+
+
+def from_checkout(top: str, wanted: Mapping[str, Sequence[tuple[str, str]]]) -> dict[str, Hashed]:
+    """Each blob of ``wanted`` (blob id → its files' modes and paths) whose bytes a
+    regular file of the checkout at ``top`` holds: read from disk, not inflated from
+    the object store (a blob deep in a pack's delta chains costs far more). A file
+    stands for its blob only if its git object id is the blob's id, so its bytes are
+    the blob's, whatever the checkout holds (another revision, a change of the same
+    size and time, a conversion its attributes ask for); the others are left to git."""
+    found: dict[str, Hashed] = {}
+    for oid, users in wanted.items():
+        for mode, path in users:
+            data = _whole_file(os.path.join(top, path)) if mode in REGULAR else None
+            if data is None:
+                continue
+            algorithm = hashlib.sha1 if len(oid) == 40 else hashlib.sha256
+            named = algorithm(b"blob %d\0" % len(data))
+            named.update(data)
+            if named.hexdigest() == oid:
+                found[oid] = whole(data)
+                break
+    return found
+
+
+def _whole_file(full: str) -> bytes | None:
+    """The bytes of the regular file at ``full`` (no link followed at its end, nothing
+    special opened for reading), or None."""
+    try:
+        fd = os.open(
+            full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+        )
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb", buffering=0) as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > WHOLE_MAX:
+            return None
+        return handle.read()

@@ -47,6 +47,10 @@ class Hashed(NamedTuple):
     lfs: str | None
 
 
+# Blob id → the files (mode, path) that hold it, in; the blobs hashed elsewhere, out.
+OnDisk = Callable[[Mapping[Oid, Sequence[tuple[str, str]]]], dict[str, Hashed]]
+
+
 def hash_blobs(
     git: Git, oids: Sequence[str], progress: Callable[[int, int], None] | None = None
 ) -> dict[str, Hashed]:
@@ -57,12 +61,18 @@ def hash_blobs(
 
 def _hashed(_oid: str, size: int, content: batch.Content) -> Hashed:
     if isinstance(content, memoryview):
-        lfs = lfs_pointer(bytes(content)) if size <= LFS_MAX else None
-        return Hashed(size, hashlib.sha256(content).hexdigest(), lfs)
+        return whole(content)
     digest = hashlib.sha256()  # larger than the reader's buffer: hashed piece by piece
     for piece in content:
         digest.update(piece)
     return Hashed(size, digest.hexdigest(), None)
+
+
+def whole(content: bytes | memoryview) -> Hashed:
+    """A blob's size, SHA-256 and the LFS pointer it may be, from its whole bytes."""
+    size = len(content)
+    lfs = lfs_pointer(bytes(content)) if size <= LFS_MAX else None
+    return Hashed(size, hashlib.sha256(content).hexdigest(), lfs)
 
 
 def lfs_pointer(data: bytes) -> str | None:
@@ -129,6 +139,7 @@ def build_manifest(
     previous: Manifest | None = None,
     progress: Callable[[int, int], None] | None = None,
     trees: Mapping[str, str | None] | None = None,
+    on_disk: OnDisk | None = None,
 ) -> tuple[dict[str, str | None], dict[str, Entry]]:
     """The trees and files of ``rev`` under ``roots``.
 
@@ -138,7 +149,9 @@ def build_manifest(
     after one changed file lists one directory, not 10,000 files); blobs the lock
     already hashed are not read again. Other roots are listed with ``ls-tree``. Only
     listed or changed paths go through the exclusions: a path unchanged since the
-    previous lock keeps the place it has there (as a whole unchanged root always did)."""
+    previous lock keeps the place it has there (as a whole unchanged root always did).
+    ``on_disk``: the blobs whose bytes a checkout holds, hashed from there (disk.py's
+    ``from_checkout``: only where the bytes are the blob's); the rest are read from git."""
     trees = dict(trees) if trees is not None else root_trees(git, rev, roots)
     files: dict[str, Entry] = {}
     copied: list[str] = []  # roots taken from the previous lock (then patched)
@@ -194,7 +207,8 @@ def build_manifest(
             files[path] = Entry(mode, oid, old_entry.size, old_entry.sha256, old_entry.lfs)
         else:
             pending.setdefault(oid, []).append((mode, path))
-    hashed = hash_blobs(git, list(pending), progress)
+    hashed = on_disk(pending) if on_disk is not None and pending else {}
+    hashed.update(hash_blobs(git, [oid for oid in pending if oid not in hashed], progress))
     for oid, users in pending.items():
         got = hashed[oid]
         for mode, path in users:

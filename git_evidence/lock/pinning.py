@@ -10,6 +10,7 @@ moved it meanwhile; then the notes are written again on top of the new tip."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple, cast
 
@@ -17,7 +18,8 @@ from git_evidence.core.errors import EvidenceError
 from git_evidence.core.facts import LockRef
 from git_evidence.core.oids import Oid
 from git_evidence.core.records import now_utc
-from git_evidence.lock.manifest import build_manifest, root_trees, tree_ids
+from git_evidence.lock.disk import from_checkout
+from git_evidence.lock.manifest import OnDisk, build_manifest, root_trees, tree_ids
 from git_evidence.lock.record import Lock, LockInvalid
 from git_evidence.lock.store import LockCache, lock_in_force, own_notes, previous_lock, read_lock
 from git_evidence.plumbing import notes
@@ -92,10 +94,13 @@ def pin(
     notes_ref: str,
     pinned_by: str,
     progress: Callable[[int, int], None] | None = None,
+    checkout: str | None = None,
 ) -> tuple[Lock, bool]:
     """Write the lock note for ``rev``; ``(lock, written)``. A rev whose own note is a
     valid lock of the same trees is left as it is (re-pinning is idempotent); a note
-    that is not (not byte-exact, another commit's, broken) is replaced.
+    that is not (not byte-exact, another commit's, broken) is replaced. ``checkout``:
+    the top of a working tree whose files may hold the blobs to hash (``from_checkout``
+    says which do).
 
     One ``cat-file --batch-check`` answers where ``rev``'s note would be, where the
     notes ref is and the root trees; the lock before it is looked for only when
@@ -114,8 +119,9 @@ def pin(
         found = lock_in_force(git, notes_ref, rev, None, any_notes=True)
         start = _valid(git, cache, found.commit, found.blob) if found is not None else None
     wanted = [(rev, trees)]
+    on_disk = None if checkout is None else functools.partial(from_checkout, checkout)
     return pin_commits(
-        git, wanted, roots, exclude, notes_ref, pinned_by, start, progress, ({}, tip)
+        git, wanted, roots, exclude, notes_ref, pinned_by, start, progress, ({}, tip), on_disk
     )[-1]
 
 
@@ -184,6 +190,7 @@ def pin_commits(
     start: Lock | None,
     progress: Callable[[int, int], None] | None = None,
     known: tuple[dict[Oid, Oid], Oid | None] | None = None,
+    on_disk: OnDisk | None = None,
 ) -> list[tuple[Lock, bool]]:
     """Pin each of ``wanted`` (oldest first, with its root trees), reusing the hashes
     of the lock before it; a commit whose own note is already a valid lock of those
@@ -203,7 +210,9 @@ def pin_commits(
             current = existing
             results.append((existing, False))
             continue
-        _, files = build_manifest(git, commit, roots, exclude, current, progress, trees=trees)
+        _, files = build_manifest(
+            git, commit, roots, exclude, current, progress, trees=trees, on_disk=on_disk
+        )
         current = Lock(commit, roots_key, trees, files, pinned_by, now_utc())
         results.append((current, True))
     write_notes(git, notes_ref, tip, [lock for lock, written in results if written], cache)
