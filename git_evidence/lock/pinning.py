@@ -99,8 +99,8 @@ def pin(
     """Write the lock note for ``rev``; ``(lock, written)``. A rev whose own note is a
     valid lock of the same trees is left as it is (re-pinning is idempotent); a note
     that is not (not byte-exact, another commit's, broken) is replaced. ``checkout``:
-    the top of a working tree whose files may hold the blobs to hash (``from_checkout``
-    says which do).
+    the top of a working tree whose files may hold the blobs a cold pin hashes
+    (``from_checkout`` says which do).
 
     One ``cat-file --batch-check`` answers where ``rev``'s note would be, where the
     notes ref is and the root trees; the lock before it is looked for only when
@@ -119,7 +119,11 @@ def pin(
         found = lock_in_force(git, notes_ref, rev, None, any_notes=True)
         start = _valid(git, cache, found.commit, found.blob) if found is not None else None
     wanted = [(rev, trees)]
-    on_disk = None if checkout is None else functools.partial(from_checkout, checkout)
+    # A cold pin hashes every blob: those the checkout's files hold are read from disk.
+    # A re-pin reads only the few blobs changed since the lock before it, from git.
+    on_disk = None
+    if start is None and checkout is not None:
+        on_disk = functools.partial(from_checkout, checkout)
     return pin_commits(
         git, wanted, roots, exclude, notes_ref, pinned_by, start, progress, ({}, tip), on_disk
     )[-1]
