@@ -118,8 +118,13 @@ def checked_in_blobs(git: Git, paths: list[str]) -> dict[str, str]:
     return dict(zip(paths, oids, strict=True))
 
 
+_PLAIN = bytes(range(0x20, 0x7F)).replace(b'"', b"").replace(b"\\", b"")
+
+
 def _c_quote(raw: bytes) -> bytes:
     """A path as a C-style quoted string (git's ``unquote_c_style`` reads it back)."""
+    if not raw.translate(None, _PLAIN):  # nothing to escape: the bytes themselves
+        return b'"' + raw + b'"'
     out = bytearray(b'"')
     for byte in raw:
         if byte in b'"\\':

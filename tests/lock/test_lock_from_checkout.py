@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 from helpers.locks import NOTES
 from helpers.repos import Work, evidence, git
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 READER = "cat-file --batch --buffer"  # the bulk blob reader (plumbing/batch.py)
 
@@ -116,3 +118,24 @@ def test_a_fifo_or_a_link_where_a_file_was_is_not_read(fixtures: Work, tmp_path:
     (fixtures.path / "tests/fixtures/deep/b.txt").symlink_to("../a.json")
     doc, _ = cold_lock(fixtures.path, tmp_path)
     assert doc == bare_lock(fixtures, tmp_path)
+
+
+def slow_quote(raw: bytes) -> bytes:
+    """C-style quoting, byte by byte, as git's unquote_c_style reads it back."""
+    out = b'"'
+    for byte in raw:
+        if byte in b'"\\':
+            out += b"\\" + bytes([byte])
+        elif byte < 0x20 or byte >= 0x7F:
+            out += b"\\%03o" % byte
+        else:
+            out += bytes([byte])
+    return out + b'"'
+
+
+@given(st.binary(max_size=24) | st.text(max_size=12).map(str.encode))
+@settings(max_examples=300)
+def test_a_path_needing_no_escape_is_quoted_as_the_byte_by_byte_quoting_does(raw: bytes) -> None:
+    from git_evidence.lock.disk import _c_quote
+
+    assert _c_quote(raw) == slow_quote(raw)
