@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 from collections.abc import Mapping, Sequence
 
@@ -75,7 +76,11 @@ def worktree_manifest(
                     files[path] = locked[path]
             for name in names:
                 _add_file(files, regular, top, f"{rel_dir}/{name}", excluded)
-    blobs = checked_in_blobs(checkout, list(regular)) if checkout is not None else {}
+    blobs: dict[str, str] = {}
+    if checkout is not None:
+        blobs = unchanged_in_index(checkout, top, roots)
+        rest = [path for path in regular if path not in blobs]
+        blobs.update(checked_in_blobs(checkout, rest))
     for path, st_mode in regular.items():
         mode = "100755" if st_mode & stat.S_IXUSR else "100644"
         locked_entry = locked.get(path)
@@ -98,6 +103,78 @@ def worktree_manifest(
 
 def _uninitialised(entry: Entry | None, full: str) -> bool:
     return entry is not None and entry.mode == GITLINK_MODE and not os.listdir(full)
+
+
+# git's stat checks as it ships them, whatever the checkout's configuration says: the
+# change time counts, and no file system monitor vouches for a file git did not look at.
+STAT_CHECKS = (
+    *("-c", "core.fsmonitor=false", "-c", "core.checkStat=default"),
+    *("-c", "core.trustctime=true"),
+)
+# One entry of `ls-files -s -v -z --debug`: "<tag> <mode> <oid> <stage>\t<path>\0" and
+# its stat data, as git recorded them (times to the nanosecond, 32-bit fields).
+ENTRY = re.compile(
+    rb"([A-Za-z?]) ([0-7]+) ([0-9a-f]+) ([0-3])\t([^\0]*)\0"
+    rb"  ctime: (\d+):(\d+)\n  mtime: (\d+):(\d+)\n  dev: \d+\tino: (\d+)\n"
+    rb"  uid: \d+\tgid: \d+\n  size: (\d+)\tflags: [0-9a-f]+\n"
+)
+LOW32 = 0xFFFFFFFF
+
+
+def unchanged_in_index(git: Git, top: str, roots: Sequence[str]) -> dict[str, str]:
+    """The blob of each regular file under ``roots`` that is unchanged since git wrote
+    its index entry, so its bytes need no hashing: one ``git ls-files -c -m -s -v
+    --debug``. Its ``-m`` is git's own test (stat data, and the bytes where the entry is
+    racily clean, as `git status` decides); on top of it the file's change and
+    modification times must equal the entry's to the nanosecond (git compares whole
+    seconds: a file rewritten with its old size and time within the second of the
+    last refresh passes git, not this), and its size and inode too. A file marked
+    assume-unchanged or skip-worktree, unmerged, or listed as modified is left out:
+    its bytes are hashed. Output this does not parse leaves every file to hashing."""
+    if not roots:
+        return {}
+    out = git.out(
+        *STAT_CHECKS,
+        "--literal-pathspecs",
+        *("ls-files", "-c", "-m", "-s", "-v", "-z", "--debug", "--", *roots),
+    )
+    clean: dict[str, str] = {}
+    changed: set[str] = set()
+    at = 0
+    for match in ENTRY.finditer(out):
+        if match.start() != at:
+            return {}
+        at = match.end()
+        tag, mode, oid, stage = (field.decode("latin-1") for field in match.groups()[:4])
+        path = os.fsdecode(match.group(5))  # as os.walk names it
+        if (
+            tag != "H"
+            or stage != "0"
+            or mode not in REGULAR
+            or not _same_stat(os.path.join(top, path), [int(n) for n in match.groups()[5:]])
+        ):
+            changed.add(path)  # modified (C), marked (h, S, s), unmerged (M), restatted
+        else:
+            clean[path] = oid
+    if at != len(out):
+        return {}
+    return {path: oid for path, oid in clean.items() if path not in changed}
+
+
+def _same_stat(full: str, recorded: list[int]) -> bool:
+    """The file's stat data are the entry's: change and modification times to the
+    nanosecond, inode and size (as the index keeps them, in 32 bits)."""
+    try:
+        info = os.lstat(full)
+    except OSError:
+        return False
+    ctime_s, ctime_ns, mtime_s, mtime_ns, ino, size = recorded
+    return (
+        divmod(info.st_ctime_ns, 10**9) == (ctime_s, ctime_ns)
+        and divmod(info.st_mtime_ns, 10**9) == (mtime_s, mtime_ns)
+        and info.st_ino & LOW32 == ino
+        and info.st_size & LOW32 == size
+    )
 
 
 def checked_in_blobs(git: Git, paths: list[str]) -> dict[str, str]:
