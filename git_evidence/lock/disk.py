@@ -3,7 +3,13 @@ builds from git objects (path → Entry), so the two compare with ``manifest.com
 
 Every file counts, tracked or not, ignored or not, except the excluded globs: an
 untracked file under a root is an input the tests read. Links are never followed:
-their text is hashed, as git stores it."""
+their text is hashed, as git stores it. In a checkout, a tracked file git finds
+unchanged since its index entry (and whose stat data equal the entry's to the
+nanosecond) is its entry's blob, unread (``unchanged_in_index``).
+
+Also the other way round: the blobs a checkout's files hold, for a cold pin to hash
+from disk rather than inflate (``from_checkout``), each file standing for its blob
+only when its git object id is the blob's."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
 """A manifest of the fixture tree, built from git objects, never from a checkout:
 ``git ls-tree -r`` lists the lock roots (a previous manifest patched with ``diff-tree``)
 and ``cat-file --batch --buffer`` (``batch.read_blobs``) streams the blobs to be
-hashed. Also: comparing two manifests. It builds on any previous ``Manifest`` (trees
-and files), so it never imports the lock."""
+hashed (a caller may hand it those a checkout's files provably hold: ``on_disk``).
+Also: comparing two manifests. It builds on any previous ``Manifest`` (trees and
+files), so it never imports the lock."""
 
 from __future__ import annotations
 
