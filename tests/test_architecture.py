@@ -63,6 +63,7 @@ PURE = (
     "policy.identity",
     "policy.properties",
     "lock.record",
+    "lock.scan",
 )
 # The modules that run git themselves (stream.py and batch.py through the ``Git`` they
 # are given); everything that imports them runs git too.

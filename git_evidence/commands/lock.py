@@ -44,6 +44,9 @@ def _pin(git: Git, rev: Oid, policy: Policy) -> tuple[Lock, bool]:
     ident = git.configured_ident()  # asked once: the notes commit is written as it too
     # "Name <email> 1700000000 +0000": who pins, without the time (pinned_at has it)
     pinned_by = ident.decode("utf-8", "replace").rsplit(" ", 2)[0] if ident else "unknown"
+    # A working tree's files are read for the blobs they hold (a bare repository has none).
+    code, top = git.run("rev-parse", "--show-toplevel", ok_codes=(0, 128))
+    checkout = top.decode("utf-8", "surrogateescape").rstrip("\n") if code == 0 else None
     with Progress(f"locking {rev[:12]}") as progress:
         return pinning.pin(
             git,
@@ -53,6 +56,7 @@ def _pin(git: Git, rev: Oid, policy: Policy) -> tuple[Lock, bool]:
             policy.notes_ref,
             pinned_by,
             lambda done, total: progress(f"hashed {done}/{total} blobs"),
+            checkout or None,
         )
 
 

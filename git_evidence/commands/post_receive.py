@@ -51,11 +51,10 @@ def run(args: argparse.Namespace) -> int:
             if update.is_create
             else [update.old]
         )
-        tip_commit = git.resolve_commit(update.new) or update.new
         try:
             pinned, skipped = pinning.pin_range(
                 git,
-                tip_commit,
+                update.new,  # peeled by the walk
                 exclude,
                 policy.lock_roots,
                 policy.lock_exclude,

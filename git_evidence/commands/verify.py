@@ -28,6 +28,7 @@ from git_evidence.ledger.freezes import freeze_notes
 from git_evidence.lock import manifest, record, store
 from git_evidence.lock.disk import worktree_manifest
 from git_evidence.lock.record import LockInvalid
+from git_evidence.lock.scan import scan_note
 from git_evidence.plumbing.context import draft_policy, policy_at, require_commit
 from git_evidence.plumbing.git import Git
 from git_evidence.policy.identity import client_identity
@@ -67,16 +68,28 @@ def run(args: argparse.Namespace) -> int:
     else:
         cache = store.LockCache(git)
         summary = cache.get(found.blob)
-        # A note validated before, whose root trees equal REV's: nothing to read.
+        data = None
+        if summary is None and not args.worktree:
+            # A note read for the first time (a clone that fetched it): scanned, where
+            # it has the common shape, in place of building its files one by one; the
+            # scan says what the full parse would (lock/scan.py), and the cache learns it.
+            data = git.blob_bytes(found.blob)
+            scanned = scan_note(data, found.commit)
+            if scanned is not None:
+                summary = scanned.summary
+                cache.put(found.blob, summary)
+        # A valid note whose root trees equal REV's, and that pins no file outside
+        # them: REV's manifest is its files (build_manifest copies them), no drift.
         fast = (
             summary is not None
             and not args.worktree
             and summary.commit == found.commit
+            and not summary.outside
             and _trees_at(git, rev, list(summary.trees), rev_trees) == summary.trees
         )
         if not fast:
             try:
-                pinned = store.read_lock(git, found, cache)
+                pinned = store.read_lock(git, found, cache, data)
             except LockInvalid as exc:
                 problem, summary = exc.message, None
             else:

@@ -65,7 +65,9 @@ def lock_facts(
         at_lock_roots = (
             base_trees if lock_roots == list(roots) else root_trees(git, base, lock_roots)
         )
-        if at_lock_roots != summary.trees:
+        # Files of the note under none of its roots are missing from a base with those
+        # very trees: compared in full like a changed tree.
+        if at_lock_roots != summary.trees or summary.outside:
             lock = lock or read_lock(git, found, cache, cat.read(found.blob))
             _, base_files = build_manifest(
                 git, base, lock.roots, exclude, lock, trees=at_lock_roots

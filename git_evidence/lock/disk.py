@@ -3,22 +3,33 @@ builds from git objects (path → Entry), so the two compare with ``manifest.com
 
 Every file counts, tracked or not, ignored or not, except the excluded globs: an
 untracked file under a root is an input the tests read. Links are never followed:
-their text is hashed, as git stores it."""
+their text is hashed, as git stores it. In a checkout, a tracked file git finds
+unchanged since its index entry (and whose stat data equal the entry's to the
+nanosecond) is its entry's blob, unread (``unchanged_in_index``).
+
+Also the other way round: the blobs a checkout's files hold, for a cold pin to hash
+from disk rather than inflate (``from_checkout``), each file standing for its blob
+only when its git object id is the blob's."""
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from git_evidence.core.errors import GitError
 from git_evidence.core.facts import Entry
 from git_evidence.core.paths import GITLINK_MODE, SYMLINK_MODE
-from git_evidence.lock.manifest import LFS_MAX, Excluder, lfs_pointer
+from git_evidence.lock.manifest import LFS_MAX, Excluder, Hashed, lfs_pointer, whole
 from git_evidence.plumbing.git import Git
 
 CHUNK = 1 << 20
+# A checkout's file larger than this is not read whole to stand for its blob: git
+# streams it instead.
+WHOLE_MAX = 64 << 20
+REGULAR = ("100644", "100755")
 
 
 def worktree_manifest(
@@ -71,7 +82,11 @@ def worktree_manifest(
                     files[path] = locked[path]
             for name in names:
                 _add_file(files, regular, top, f"{rel_dir}/{name}", excluded)
-    blobs = checked_in_blobs(checkout, list(regular)) if checkout is not None else {}
+    blobs: dict[str, str] = {}
+    if checkout is not None:
+        blobs = unchanged_in_index(checkout, top, roots)
+        rest = [path for path in regular if path not in blobs]
+        blobs.update(checked_in_blobs(checkout, rest))
     for path, st_mode in regular.items():
         mode = "100755" if st_mode & stat.S_IXUSR else "100644"
         locked_entry = locked.get(path)
@@ -96,6 +111,78 @@ def _uninitialised(entry: Entry | None, full: str) -> bool:
     return entry is not None and entry.mode == GITLINK_MODE and not os.listdir(full)
 
 
+# git's stat checks as it ships them, whatever the checkout's configuration says: the
+# change time counts, and no file system monitor vouches for a file git did not look at.
+STAT_CHECKS = (
+    *("-c", "core.fsmonitor=false", "-c", "core.checkStat=default"),
+    *("-c", "core.trustctime=true"),
+)
+# One entry of `ls-files -s -v -z --debug`: "<tag> <mode> <oid> <stage>\t<path>\0" and
+# its stat data, as git recorded them (times to the nanosecond, 32-bit fields).
+ENTRY = re.compile(
+    rb"([A-Za-z?]) ([0-7]+) ([0-9a-f]+) ([0-3])\t([^\0]*)\0"
+    rb"  ctime: (\d+):(\d+)\n  mtime: (\d+):(\d+)\n  dev: \d+\tino: (\d+)\n"
+    rb"  uid: \d+\tgid: \d+\n  size: (\d+)\tflags: [0-9a-f]+\n"
+)
+LOW32 = 0xFFFFFFFF
+
+
+def unchanged_in_index(git: Git, top: str, roots: Sequence[str]) -> dict[str, str]:
+    """The blob of each regular file under ``roots`` that is unchanged since git wrote
+    its index entry, so its bytes need no hashing: one ``git ls-files -c -m -s -v
+    --debug``. Its ``-m`` is git's own test (stat data, and the bytes where the entry is
+    racily clean, as `git status` decides); on top of it the file's change and
+    modification times must equal the entry's to the nanosecond (git compares whole
+    seconds: a file rewritten with its old size and time within the second of the
+    last refresh passes git, not this), and its size and inode too. A file marked
+    assume-unchanged or skip-worktree, unmerged, or listed as modified is left out:
+    its bytes are hashed. Output this does not parse leaves every file to hashing."""
+    if not roots:
+        return {}
+    out = git.out(
+        *STAT_CHECKS,
+        "--literal-pathspecs",
+        *("ls-files", "-c", "-m", "-s", "-v", "-z", "--debug", "--", *roots),
+    )
+    clean: dict[str, str] = {}
+    changed: set[str] = set()
+    at = 0
+    for match in ENTRY.finditer(out):
+        if match.start() != at:
+            return {}
+        at = match.end()
+        tag, mode, oid, stage = (field.decode("latin-1") for field in match.groups()[:4])
+        path = os.fsdecode(match.group(5))  # as os.walk names it
+        if (
+            tag != "H"
+            or stage != "0"
+            or mode not in REGULAR
+            or not _same_stat(os.path.join(top, path), [int(n) for n in match.groups()[5:]])
+        ):
+            changed.add(path)  # modified (C), marked (h, S, s), unmerged (M), restatted
+        else:
+            clean[path] = oid
+    if at != len(out):
+        return {}
+    return {path: oid for path, oid in clean.items() if path not in changed}
+
+
+def _same_stat(full: str, recorded: list[int]) -> bool:
+    """The file's stat data are the entry's: change and modification times to the
+    nanosecond, inode and size (as the index keeps them, in 32 bits)."""
+    try:
+        info = os.lstat(full)
+    except OSError:
+        return False
+    ctime_s, ctime_ns, mtime_s, mtime_ns, ino, size = recorded
+    return (
+        divmod(info.st_ctime_ns, 10**9) == (ctime_s, ctime_ns)
+        and divmod(info.st_mtime_ns, 10**9) == (mtime_s, mtime_ns)
+        and info.st_ino & LOW32 == ino
+        and info.st_size & LOW32 == size
+    )
+
+
 def checked_in_blobs(git: Git, paths: list[str]) -> dict[str, str]:
     """The blob id git would store for each file (relative to the top of ``git``'s
     working tree) after the clean conversions its attributes ask for: one
@@ -114,8 +201,13 @@ def checked_in_blobs(git: Git, paths: list[str]) -> dict[str, str]:
     return dict(zip(paths, oids, strict=True))
 
 
+_PLAIN = bytes(range(0x20, 0x7F)).replace(b'"', b"").replace(b"\\", b"")
+
+
 def _c_quote(raw: bytes) -> bytes:
     """A path as a C-style quoted string (git's ``unquote_c_style`` reads it back)."""
+    if not raw.translate(None, _PLAIN):  # nothing to escape: the bytes themselves
+        return b'"' + raw + b'"'
     out = bytearray(b'"')
     for byte in raw:
         if byte in b'"\\':
@@ -160,3 +252,41 @@ def _hash_file(top: str, path: str, mode: str, blob: str) -> Entry:
     if size > LFS_MAX:
         lfs = None
     return Entry(mode, blob, size, digest.hexdigest(), lfs)
+
+
+def from_checkout(top: str, wanted: Mapping[str, Sequence[tuple[str, str]]]) -> dict[str, Hashed]:
+    """Each blob of ``wanted`` (blob id → its files' modes and paths) whose bytes a
+    regular file of the checkout at ``top`` holds: read from disk, not inflated from
+    the object store (a blob deep in a pack's delta chains costs far more). A file
+    stands for its blob only if its git object id is the blob's id, so its bytes are
+    the blob's, whatever the checkout holds (another revision, a change of the same
+    size and time, a conversion its attributes ask for); the others are left to git."""
+    found: dict[str, Hashed] = {}
+    for oid, users in wanted.items():
+        for mode, path in users:
+            data = _whole_file(os.path.join(top, path)) if mode in REGULAR else None
+            if data is None:
+                continue
+            algorithm = hashlib.sha1 if len(oid) == 40 else hashlib.sha256
+            named = algorithm(b"blob %d\0" % len(data))
+            named.update(data)
+            if named.hexdigest() == oid:
+                found[oid] = whole(data)
+                break
+    return found
+
+
+def _whole_file(full: str) -> bytes | None:
+    """The bytes of the regular file at ``full`` (no link followed at its end, nothing
+    special opened for reading), or None."""
+    try:
+        fd = os.open(
+            full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+        )
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb", buffering=0) as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > WHOLE_MAX:
+            return None
+        return handle.read()

@@ -1,8 +1,9 @@
 """A manifest of the fixture tree, built from git objects, never from a checkout:
 ``git ls-tree -r`` lists the lock roots (a previous manifest patched with ``diff-tree``)
 and ``cat-file --batch --buffer`` (``batch.read_blobs``) streams the blobs to be
-hashed. Also: comparing two manifests. It builds on any previous ``Manifest`` (trees
-and files), so it never imports the lock."""
+hashed (a caller may hand it those a checkout's files provably hold: ``on_disk``).
+Also: comparing two manifests. It builds on any previous ``Manifest`` (trees and
+files), so it never imports the lock."""
 
 from __future__ import annotations
 
@@ -47,6 +48,10 @@ class Hashed(NamedTuple):
     lfs: str | None
 
 
+# Blob id → the files (mode, path) that hold it, in; the blobs hashed elsewhere, out.
+OnDisk = Callable[[Mapping[Oid, Sequence[tuple[str, str]]]], dict[str, Hashed]]
+
+
 def hash_blobs(
     git: Git, oids: Sequence[str], progress: Callable[[int, int], None] | None = None
 ) -> dict[str, Hashed]:
@@ -57,12 +62,18 @@ def hash_blobs(
 
 def _hashed(_oid: str, size: int, content: batch.Content) -> Hashed:
     if isinstance(content, memoryview):
-        lfs = lfs_pointer(bytes(content)) if size <= LFS_MAX else None
-        return Hashed(size, hashlib.sha256(content).hexdigest(), lfs)
+        return whole(content)
     digest = hashlib.sha256()  # larger than the reader's buffer: hashed piece by piece
     for piece in content:
         digest.update(piece)
     return Hashed(size, digest.hexdigest(), None)
+
+
+def whole(content: bytes | memoryview) -> Hashed:
+    """A blob's size, SHA-256 and the LFS pointer it may be, from its whole bytes."""
+    size = len(content)
+    lfs = lfs_pointer(bytes(content)) if size <= LFS_MAX else None
+    return Hashed(size, hashlib.sha256(content).hexdigest(), lfs)
 
 
 def lfs_pointer(data: bytes) -> str | None:
@@ -72,7 +83,7 @@ def lfs_pointer(data: bytes) -> str | None:
         line.split(" ", 1) for line in data.decode("utf-8", "replace").splitlines() if " " in line
     )
     oid, size = fields.get("oid", ""), fields.get("size", "")
-    if not oid.startswith("sha256:") or not size.isdigit():
+    if not oid.startswith("sha256:") or " " in oid or not size.isdigit():
         return None
     return f"{oid} {size}"
 
@@ -129,6 +140,7 @@ def build_manifest(
     previous: Manifest | None = None,
     progress: Callable[[int, int], None] | None = None,
     trees: Mapping[str, str | None] | None = None,
+    on_disk: OnDisk | None = None,
     hashed: bool = True,
 ) -> tuple[dict[str, str | None], dict[str, Entry]]:
     """The trees and files of ``rev`` under ``roots``.
@@ -140,6 +152,8 @@ def build_manifest(
     already hashed are not read again. Other roots are listed with ``ls-tree``. Only
     listed or changed paths go through the exclusions: a path unchanged since the
     previous lock keeps the place it has there (as a whole unchanged root always did).
+    ``on_disk``: the blobs whose bytes a checkout holds, hashed from there (disk.py's
+    ``from_checkout``: only where the bytes are the blob's); the rest are read from git.
     ``hashed=False``: a blob no previous entry hashed is listed by its id alone (no
     size, no SHA-256), for a comparison that hashes only what differs (``drift_between``)."""
     trees = dict(trees) if trees is not None else root_trees(git, rev, roots)
@@ -201,7 +215,8 @@ def build_manifest(
         for oid, users in pending.items():
             files.update((path, Entry(mode, oid)) for mode, path in users)
         return trees, dict(sorted(files.items()))
-    found = hash_blobs(git, list(pending), progress)
+    found = on_disk(pending) if on_disk is not None and pending else {}
+    found.update(hash_blobs(git, [oid for oid in pending if oid not in found], progress))
     for oid, users in pending.items():
         got = found[oid]
         for mode, path in users:

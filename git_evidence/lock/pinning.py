@@ -10,17 +10,19 @@ moved it meanwhile; then the notes are written again on top of the new tip."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
-from typing import cast
+from typing import NamedTuple, cast
 
 from git_evidence.core.errors import EvidenceError
 from git_evidence.core.facts import LockRef
 from git_evidence.core.oids import Oid
 from git_evidence.core.records import now_utc
-from git_evidence.lock.manifest import build_manifest, root_trees, tree_ids
+from git_evidence.lock.disk import from_checkout
+from git_evidence.lock.manifest import OnDisk, build_manifest, root_trees, tree_ids
 from git_evidence.lock.record import Lock, LockInvalid
 from git_evidence.lock.store import LockCache, lock_in_force, own_notes, previous_lock, read_lock
-from git_evidence.plumbing import batch, notes
+from git_evidence.plumbing import notes
 from git_evidence.plumbing.git import Git, blob_id
 
 Trees = dict[str, str | None]
@@ -31,35 +33,57 @@ MAX_RANGE_PINS = 50  # pins one push may write (the newest ones, the tip include
 INLINE_NOTES = 64 << 10
 
 
+class Walk(NamedTuple):
+    """What one ``rev-list`` and one ``cat-file --batch-check`` say of an accepted
+    range: the commits that may need a pin (oldest first, with their root trees), the
+    first parent of the oldest and the note it has, the notes the commits kept have,
+    and the notes ref's value."""
+
+    pins: list[tuple[Oid, Trees]]
+    before: Oid | None
+    before_note: Oid | None
+    own: dict[Oid, Oid]
+    notes_tip: Oid | None
+
+
 def first_parent_walk(
-    git: Git, tip: Oid, exclude: Sequence[str], roots: Sequence[str]
-) -> list[tuple[Oid, Trees]]:
+    git: Git, tip: Oid, exclude: Sequence[str], roots: Sequence[str], notes_ref: str
+) -> Walk:
     """The first-parent commits of ``tip`` that ``exclude`` does not reach and that
     may need a pin, oldest first, each with its lock roots' tree ids: the first one
     (the pin before it may be stale), every one that changes a root against its first
     parent, and ``tip``. The others have their predecessor's trees. Two ``rev-list``
     (the one limited to the roots prunes unchanged trees without reading them) and one
-    ``cat-file --batch-check`` for the commits kept: a 20,000-commit product push
-    costs two walks, not 20,000 lookups per root. A push of one or two first-parent
-    commits keeps both whatever they change: one walk."""
-    every = git.out("rev-list", "--first-parent", "--reverse", tip, "--not", *exclude, "--")
-    commits = cast("list[Oid]", [line.decode() for line in every.split()])
+    ``cat-file --batch-check`` for the commits kept, which also finds the note on the
+    first one's parent (where the lock in force before the range is, as a rule: the
+    pushed branch's last tip), the notes of the commits kept and the notes ref: a
+    20,000-commit product push costs two walks, not 20,000 lookups per root. A push of
+    one or two first-parent commits keeps both whatever they change: one walk."""
+    every = git.out(
+        "rev-list", "--first-parent", "--reverse", "--parents", tip, "--not", *exclude, "--"
+    )
+    rows = [line.decode().split() for line in every.splitlines() if line]
+    commits = cast("list[Oid]", [row[0] for row in rows])
     if not commits:
-        return []
+        return Walk([], None, None, {}, None)
+    before = cast("Oid", rows[0][1]) if len(rows[0]) > 1 else None
     changed: set[str] = set()
     if roots and len(commits) > 2:
         out = git.out("rev-list", "--first-parent", tip, "--not", *exclude, "--", *roots)
         changed = {line.decode() for line in out.split()}
     last = len(commits) - 1
     kept = [c for i, c in enumerate(commits) if i in (0, last) or c in changed]
-    if not roots:
-        return [(commit, {}) for commit in kept]
-    hits = batch.check(git, [f"{commit}:{root}" for commit in kept for root in roots])
+    at = [f"{commit}:{root}" for commit in kept for root in roots]
+    looked = [before, *kept] if before is not None else kept
+    own, (ref, *hits) = own_notes(git, notes_ref, looked, notes_ref, *at)
     width = len(roots)
-    return [
+    pins = [
         (commit, tree_ids(roots, hits[i * width : (i + 1) * width]))
         for i, commit in enumerate(kept)
     ]
+    notes_tip = ref[0] if ref is not None else None
+    before_note = own.get(before) if before is not None else None
+    return Walk(pins, before, before_note, own, notes_tip)
 
 
 def pin(
@@ -70,10 +94,13 @@ def pin(
     notes_ref: str,
     pinned_by: str,
     progress: Callable[[int, int], None] | None = None,
+    checkout: str | None = None,
 ) -> tuple[Lock, bool]:
     """Write the lock note for ``rev``; ``(lock, written)``. A rev whose own note is a
     valid lock of the same trees is left as it is (re-pinning is idempotent); a note
-    that is not (not byte-exact, another commit's, broken) is replaced.
+    that is not (not byte-exact, another commit's, broken) is replaced. ``checkout``:
+    the top of a working tree whose files may hold the blobs a cold pin hashes
+    (``from_checkout`` says which do).
 
     One ``cat-file --batch-check`` answers where ``rev``'s note would be, where the
     notes ref is and the root trees; the lock before it is looked for only when
@@ -92,8 +119,13 @@ def pin(
         found = lock_in_force(git, notes_ref, rev, None, any_notes=True)
         start = _valid(git, cache, found.commit, found.blob) if found is not None else None
     wanted = [(rev, trees)]
+    # A cold pin hashes every blob: those the checkout's files hold are read from disk.
+    # A re-pin reads only the few blobs changed since the lock before it, from git.
+    on_disk = None
+    if start is None and checkout is not None:
+        on_disk = functools.partial(from_checkout, checkout)
     return pin_commits(
-        git, wanted, roots, exclude, notes_ref, pinned_by, start, progress, ({}, tip)
+        git, wanted, roots, exclude, notes_ref, pinned_by, start, progress, ({}, tip), on_disk
     )[-1]
 
 
@@ -108,21 +140,31 @@ def pin_range(
 ) -> tuple[list[tuple[Lock, bool]], int]:
     """Pin what an accepted update brought to a protected ref: each first-parent
     commit of ``tip --not exclude`` whose root trees differ from the pin before it,
-    and ``tip``. ``(lock, written)`` for each, oldest first, the tip last; and how
-    many older ones were left unpinned (past MAX_RANGE_PINS)."""
-    walk = first_parent_walk(git, tip, exclude, roots)
-    if walk:
-        start = previous_lock(git, notes_ref, f"{walk[0][0]}^")  # None for a root
-    else:  # nothing new on the first-parent line (a ref created at a known commit)
+    and ``tip`` (a commit, or a tag of one). ``(lock, written)`` for each, oldest
+    first, the tip last; and how many older ones were left unpinned (past
+    MAX_RANGE_PINS)."""
+    walk = first_parent_walk(git, tip, exclude, roots, notes_ref)
+    known: tuple[dict[Oid, Oid], Oid | None] | None = None
+    if not walk.pins:  # nothing new on the first-parent line (a ref created at a known commit)
+        tip = git.resolve_commit(tip) or tip
         start = previous_lock(git, notes_ref, tip)
-        walk = [(tip, root_trees(git, tip, roots))]
-    wanted = needs_pin(walk, tip, roots, start)
+        pins = [(tip, root_trees(git, tip, roots))]
+    else:
+        tip = walk.pins[-1][0]  # the last of the walk is the tip's commit (a tag peeled)
+        pins, known = walk.pins, (walk.own, walk.notes_tip)
+        if walk.before is None:  # a root commit: no lock before it
+            start = None
+        elif walk.before_note is not None:  # the lock in force at the parent is its own
+            start = _valid(git, LockCache(git), walk.before, walk.before_note)
+        else:
+            start = previous_lock(git, notes_ref, walk.before)
+    wanted = needs_pin(pins, tip, roots, start)
     # A first push of a long history would pin every fixture change it ever had. The
     # newest ones are those tags and branches start from; an older commit left out
     # is still judged by its own bytes (its lock-stale is a notice).
     kept = wanted[-MAX_RANGE_PINS:]
-    pins = pin_commits(git, kept, roots, lock_exclude, notes_ref, pinned_by, start)
-    return pins, len(wanted) - len(kept)
+    results = pin_commits(git, kept, roots, lock_exclude, notes_ref, pinned_by, start, known=known)
+    return results, len(wanted) - len(kept)
 
 
 def needs_pin(
@@ -152,6 +194,7 @@ def pin_commits(
     start: Lock | None,
     progress: Callable[[int, int], None] | None = None,
     known: tuple[dict[Oid, Oid], Oid | None] | None = None,
+    on_disk: OnDisk | None = None,
 ) -> list[tuple[Lock, bool]]:
     """Pin each of ``wanted`` (oldest first, with its root trees), reusing the hashes
     of the lock before it; a commit whose own note is already a valid lock of those
@@ -171,7 +214,9 @@ def pin_commits(
             current = existing
             results.append((existing, False))
             continue
-        _, files = build_manifest(git, commit, roots, exclude, current, progress, trees=trees)
+        _, files = build_manifest(
+            git, commit, roots, exclude, current, progress, trees=trees, on_disk=on_disk
+        )
         current = Lock(commit, roots_key, trees, files, pinned_by, now_utc())
         results.append((current, True))
     write_notes(git, notes_ref, tip, [lock for lock, written in results if written], cache)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 from git_evidence.core.errors import EvidenceError
@@ -113,6 +113,7 @@ class Lock:
             len(self.files),
             self.pinned_by,
             self.pinned_at,
+            outside_roots(self.trees, self.files),
         )
 
     @functools.cached_property
@@ -269,7 +270,11 @@ def _entry(raw: Any) -> Entry:
             raise ValueError(f"{key} {raw[key]!r} is malformed")
     lfs = None
     if "lfs" in raw:
-        lfs = f"{raw['lfs']['oid']} {int(raw['lfs']['size'])}"
+        oid = raw["lfs"]["oid"]
+        # The entry keeps "<oid> <size>": an oid with a space would not split back.
+        if not isinstance(oid, str) or " " in oid:
+            raise ValueError(f"lfs oid {oid!r} is malformed")
+        lfs = f"{oid} {int(raw['lfs']['size'])}"
     return Entry(str(raw["mode"]), str(raw["blob"]), raw["size"], str(raw["sha256"]), lfs)
 
 
@@ -293,7 +298,9 @@ def _checked_entries(files: Mapping[str, Any]) -> dict[str, Entry]:
 
 
 class CachedLock(NamedTuple):
-    """What a validated note says, without its files."""
+    """What a validated note says, without its files (``outside``: how many of them
+    lie under none of its roots that have a tree: a revision with those very root
+    trees lacks them)."""
 
     commit: Oid
     trees: dict[str, str | None]
@@ -301,3 +308,12 @@ class CachedLock(NamedTuple):
     files: int = 0
     pinned_by: str = ""
     pinned_at: str = ""
+    outside: int = 0
+
+
+def outside_roots(trees: Mapping[str, str | None], paths: Iterable[str]) -> int:
+    """How many of ``paths`` are neither a root with something at it in ``trees`` nor
+    under one: what a manifest built on these very trees drops."""
+    present = [root for root, tree in trees.items() if tree is not None]
+    exact, under = set(present), tuple(root + "/" for root in present)
+    return sum(1 for path in paths if not (path.startswith(under) or path in exact))

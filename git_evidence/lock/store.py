@@ -131,17 +131,20 @@ class LockCache:
                 doc["files"],
                 doc["pinned_by"],
                 doc["pinned_at"],
+                doc["outside"],
             )
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
-    def put(self, blob: str, lock: Lock) -> None:
+    def put(self, blob: str, lock: Lock | CachedLock) -> None:
+        """Learn a validated note: its lock, or the summary a scan of it proved."""
+        summary = lock.summary() if isinstance(lock, Lock) else lock
         path = self._path(blob)
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             tmp = f"{path}.{os.getpid()}.tmp"
             with open(tmp, "w", encoding="utf-8") as handle:
-                json.dump(lock.summary()._asdict(), handle)
+                json.dump(summary._asdict(), handle)
             os.replace(tmp, path)
         except OSError:
             pass  # a cache that cannot be written only costs time
