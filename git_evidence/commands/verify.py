@@ -29,6 +29,7 @@ from git_evidence.lock import manifest, record, store
 from git_evidence.lock.disk import worktree_manifest
 from git_evidence.lock.record import LockInvalid
 from git_evidence.lock.scan import scan_note
+from git_evidence.plumbing import lookups
 from git_evidence.plumbing.context import draft_policy, policy_at, require_commit
 from git_evidence.plumbing.git import Git
 from git_evidence.policy.identity import client_identity
@@ -39,6 +40,12 @@ LINE = 80  # verify prints for a terminal, not under `remote:`
 
 def run(args: argparse.Namespace) -> int:
     git = Git()
+    # Reads only: its lookups and objects share one cat-file each (plumbing/lookups.py).
+    with lookups.live(git):
+        return _verify(git, args)
+
+
+def _verify(git: Git, args: argparse.Namespace) -> int:
     rev = store.resolve_commit(git, args.rev) or require_commit(git, args.rev)
     refs: dict[str, Oid] | None = None
     base: Oid | None

@@ -299,7 +299,11 @@ class Git:
         return int(self.text("cat-file", "-s", oid))
 
     def blob_bytes(self, oid: str) -> bytes:
-        return self.out("cat-file", "blob", oid)
+        if id(self) in batch.SHARED and "\n" not in oid:  # a lookups block's reader
+            hit = batch.CatFile(self).get(oid)
+            if hit is not None and hit[1] == "blob":
+                return hit[2]
+        return self.out("cat-file", "blob", oid)  # or the error git gives
 
     def configured_ident(self) -> bytes | None:
         """``git var GIT_COMMITTER_IDENT`` (``Name <email> <seconds> <zone>``), asked
@@ -365,21 +369,6 @@ class Git:
     def diff_index_cached(self, head: str) -> list[bytes]:
         """The raw changes between ``head`` and the index, as NUL-separated tokens."""
         return zsplit(self.out("diff-index", "--cached", *RAW_DIFF, head))
-
-    def symlinks(self, treeish: str | None) -> dict[str, Oid]:
-        """Every symlink of ``treeish`` (None: the index): path → blob id."""
-        if treeish is None:
-            out = self.out("ls-files", "-s", "-z")
-        else:
-            out = self.out("ls-tree", "-r", "-z", "--full-tree", treeish)
-        links: dict[str, Oid] = {}
-        for record in zsplit(out):
-            if not record.startswith(b"120000 "):
-                continue
-            meta, _, raw = record.partition(b"\t")
-            fields = meta.split()
-            links[decode_path(raw)] = Oid((fields[1] if treeish is None else fields[2]).decode())
-        return links
 
     def popen(self, *args: str, buffered: bool = False) -> subprocess.Popen[bytes]:
         """Start git with pipes. ``buffered``: fully buffered output (``GIT_FLUSH=0``);

@@ -17,6 +17,7 @@ from git_evidence.core.oids import Oid, is_zero
 from git_evidence.core.paths import GITLINK_MODE, SYMLINK_MODE, Change
 from git_evidence.plumbing.batch import CatFile
 from git_evidence.plumbing.git import Git, decode_path
+from git_evidence.plumbing.stream import zsplit
 
 # ``sys.intern`` for the ids the rows carry: typed to give an Oid, at no cost per id.
 _intern_oid = cast("Callable[[str], Oid]", sys.intern)
@@ -160,7 +161,7 @@ class LinkResolver:
 
     def _links(self, treeish: str | None) -> dict[str, Oid]:
         if self._tree is None or self._tree[0] != treeish:
-            self._tree = (treeish, self.git.symlinks(treeish))
+            self._tree = (treeish, symlinks(self.git, treeish))
         return self._tree[1]
 
     def _reader(self, treeish: str | None) -> Callable[[Sequence[str]], dict[str, str]]:
@@ -194,3 +195,19 @@ class LinkResolver:
             c._replace(link_hops=(*c.link_hops, *extra[c.path])) if c.path in extra else c
             for c in changes
         )
+
+
+def symlinks(git: Git, treeish: str | None) -> dict[str, Oid]:
+    """Every symlink of ``treeish`` (None: the index): path → blob id."""
+    if treeish is None:
+        out = git.out("ls-files", "-s", "-z")
+    else:
+        out = git.out("ls-tree", "-r", "-z", "--full-tree", treeish)
+    links: dict[str, Oid] = {}
+    for record in zsplit(out):
+        if not record.startswith(b"120000 "):
+            continue
+        meta, _, raw = record.partition(b"\t")
+        fields = meta.split()
+        links[decode_path(raw)] = Oid((fields[1] if treeish is None else fields[2]).decode())
+    return links

@@ -147,3 +147,17 @@ def test_an_object_read_cut_short_leaves_no_bytes_for_the_next(
         hit = CatFile(repo).get("HEAD:a b/c")
     assert hit is not None and hit[2] == b"x\n"
     assert repo.started == [("cat-file", "--batch")] * 2
+
+
+def test_a_blob_read_inside_a_block_is_the_bytes_cat_file_blob_gives(repo: CountingGit) -> None:
+    from git_evidence.core.errors import GitError
+
+    blob, tree = (hit[0] for hit in batch.check(repo, ["HEAD:plain", "HEAD^{tree}"]) if hit)
+    alone = repo.blob_bytes(blob)
+    with pytest.raises(GitError):
+        repo.blob_bytes(tree)
+    with lookups.live(repo):
+        assert repo.blob_bytes(blob) == alone == b"y\n"
+        with pytest.raises(GitError):  # not a blob: git's own error, as outside
+            repo.blob_bytes(tree)
+    assert ("cat-file", "--batch") in repo.started
