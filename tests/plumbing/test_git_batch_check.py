@@ -15,14 +15,8 @@ from git_evidence.plumbing.git import Git
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Git:
-    git(tmp_path, "init", "-q")
-    (tmp_path / "a b").mkdir()
-    (tmp_path / "a b" / "c").write_text("x\n")
-    (tmp_path / "plain").write_text("y\n")
-    git(tmp_path, "add", "-A")
-    git(tmp_path, "commit", "-qm", "one")
-    return Git(cwd=str(tmp_path))
+def repo(small_repo: Path) -> Git:
+    return Git(cwd=str(small_repo))
 
 
 def test_a_missing_path_with_two_words_is_missing_not_an_object(repo: Git) -> None:

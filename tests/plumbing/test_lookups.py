@@ -27,14 +27,8 @@ class CountingGit(Git):
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> CountingGit:
-    git(tmp_path, "init", "-q")
-    (tmp_path / "a b").mkdir()
-    (tmp_path / "a b" / "c").write_text("x\n")
-    (tmp_path / "plain").write_text("y\n")
-    git(tmp_path, "add", "-A")
-    git(tmp_path, "commit", "-qm", "one")
-    counting = CountingGit(cwd=str(tmp_path))
+def repo(small_repo: Path) -> CountingGit:
+    counting = CountingGit(cwd=str(small_repo))
     counting.started = []
     return counting
 
