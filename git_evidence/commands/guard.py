@@ -94,10 +94,10 @@ def _import_the_policy() -> None:
 class _Ahead:
     """What every judged call asks git, asked at once by threads of their own while
     this process imports the policy (git answers on the other core meanwhile): where
-    the top of the work tree and the common git directory are (``rev-parse``); the
-    sealed policy file (``git config evidence.policyFile``); and, through one
-    ``cat-file --batch``, the refs the client hooks read the policy from (``origin``'s
-    main, main, else HEAD) and the policy file of the first, by its commit's id.
+    the top of the work tree is (``rev-parse``); the sealed policy file (``git config
+    evidence.policyFile``); and, through one ``cat-file --batch``, the refs the client
+    hooks read the policy from (``origin``'s main, main, else HEAD) and the policy file
+    of the first, by its commit's id.
 
     ``context.client_policy`` decides with these answers: it reads no other ref unless
     the policy names another base branch, and then it is asked again with every ref."""
@@ -111,7 +111,6 @@ class _Ahead:
         self._git = Git(cwd=where)
         self._cat = CatFile(self._git)
         self._top: subprocess.CompletedProcess[bytes] | None = None
-        self._common: str | None = None  # the common git directory, as top() read it
         self._sealed: str | None = None
         self._refs: dict[str, Oid] = {}  # the refs client_policy reads, those that exist
         # commit id → its policy file's blob id and bytes
@@ -133,8 +132,7 @@ class _Ahead:
     def _ask(self, which: int) -> None:
         try:
             if which == 0:
-                # the common directory too: where the parsed policy is kept
-                self._top = self._git.attempt("rev-parse", "--git-common-dir", "--show-toplevel")
+                self._top = self._git.attempt("rev-parse", "--show-toplevel")
             elif which == 1:
                 self._sealed = self._git.config_get(SEALED_KEY)
             else:
@@ -166,9 +164,7 @@ class _Ahead:
         if done is None:
             raise self._errors[0] or GitError(["git", "rev-parse"], 128, b"", b"")
         if done.returncode == 0:
-            common, _, top = done.stdout.rstrip(b"\n").rpartition(b"\n")
-            self._common = os.path.join(self._git.cwd or "", os.fsdecode(common))
-            return os.path.realpath(os.fsdecode(top))
+            return os.path.realpath(os.fsdecode(done.stdout.rstrip(b"\n")))
         if b"not a git repository" in done.stderr or b"must be run in a work tree" in done.stderr:
             return None
         raise GitError(list(done.args), done.returncode, done.stdout, done.stderr)
@@ -197,15 +193,11 @@ class _Ahead:
                 return super().blob_and_id_at(rev, path)
 
         git = Answered(cwd=top)
-        if self._common is not None:
-            from git_evidence.plumbing.repo_dirs import remember_common_dir
-
-            remember_common_dir(git, os.fsencode(os.path.abspath(self._common)))
         refs = self._refs
-        policy = client_policy(git, None, refs)
+        policy = client_policy(git, None, refs, cached=False)
         if policy.base != DEFAULT_BASE:  # it reads that branch's refs too: ask them all
             refs = git.refs()
-            policy = client_policy(git, None, refs)
+            policy = client_policy(git, None, refs, cached=False)
         return policy, git, refs
 
     def existing(self, git: Git, refs: dict[str, Oid], paths: list[str]) -> set[str]:

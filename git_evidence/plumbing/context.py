@@ -25,20 +25,22 @@ def sealed_policy(git: Git) -> Policy | None:
     return read_sealed(path) if path else None
 
 
-def policy_at(git: Git, rev: str | None) -> Policy:
+def policy_at(git: Git, rev: str | None, cached: bool = True) -> Policy:
     """The policy ``rev`` carries (the defaults when it has none), parsed once per blob
-    (``policy_cache.py``)."""
+    (``policy_cache.py``). ``cached=False`` for a reader that must not trust what the
+    git directory keeps (the guard: the agent it judges can write there)."""
     if not rev:
         return load_at(None, rev)
     found = git.blob_and_id_at(rev, POLICY_FILE)
     if found is None:
         return load_at(None, rev)
     blob, data = found
-    kept = policy_cache.get(git, blob, BASE_SOURCE)
+    kept = policy_cache.get(git, blob, BASE_SOURCE) if cached else None
     if kept is not None:
         return kept
     policy = load_at(data, rev)
-    policy_cache.put(git, blob, policy)
+    if cached:
+        policy_cache.put(git, blob, policy)
     return policy
 
 
@@ -163,12 +165,14 @@ def _client_policy_ref(
     return "HEAD", git.resolve_commit("HEAD")
 
 
-def client_policy(git: Git, remote: str | None, refs: dict[str, Oid]) -> Policy:
-    return client_policy_read(git, remote, refs)[0]
+def client_policy(
+    git: Git, remote: str | None, refs: dict[str, Oid], cached: bool = True
+) -> Policy:
+    return client_policy_read(git, remote, refs, cached)[0]
 
 
 def client_policy_read(
-    git: Git, remote: str | None, refs: dict[str, Oid]
+    git: Git, remote: str | None, refs: dict[str, Oid], cached: bool = True
 ) -> tuple[Policy, str | None, Oid | None]:
     """The client's policy, and the ref and commit it was read from (``None, None``
     for a sealed file)."""
@@ -176,12 +180,12 @@ def client_policy_read(
     if sealed is not None:
         return sealed, None, None
     ref, rev = _client_policy_ref(git, remote, refs)
-    policy = policy_at(git, rev)
+    policy = policy_at(git, rev, cached)
     tracked = tracking_ref(remote or "origin", policy.base, refs)
     if policy.base != DEFAULT_BASE and (tracked or policy.base in refs):
         ref = tracked or policy.base
         rev = refs[ref]
-        policy = policy_at(git, rev)
+        policy = policy_at(git, rev, cached)
     return policy, ref, rev
 
 

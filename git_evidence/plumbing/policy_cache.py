@@ -10,7 +10,9 @@ policy, so an upgrade (or an edit of a development tree) that makes validation
 stricter never takes a policy the new code would refuse. A policy that does not parse
 is never kept: its error is found and worded again each time. Only a process that can
 write the git directory adds an entry (on a server, its own hooks); anyone who can
-write there can rewrite the hooks themselves, so the cache trusts no one new.
+write there can rewrite the hooks themselves, so the hooks and commands trust no one
+new. The guard is the exception: the agent it judges can write the git directory of
+its own work tree, so it reads the committed file every time (``cached=False``).
 
 Apart from ``context.py``, which says which blob is the policy in force, because this
 is about files of the repository's own and what is safe to keep in them."""

@@ -5,6 +5,7 @@ from `.claude/settings.json`, started as it starts it (bash, the event on stdin)
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import shutil
 import subprocess
@@ -14,6 +15,11 @@ from pathlib import Path
 import pytest
 from helpers.guard_cases import DENIED, PASSED
 from helpers.repos import Work, evidence, evidence_process, git
+
+from git_evidence.plumbing import policy_cache
+from git_evidence.plumbing.context import policy_at
+from git_evidence.plumbing.git import Git
+from git_evidence.policy.parsing import parse_policy
 
 READ_ONLY = "the evidence path is read-only for this session"
 
@@ -703,3 +709,42 @@ def test_install_dry_run_without_agent_installs_nothing(work: Work) -> None:
     result = evidence(work.path, "install", "--dry-run")
     assert result.returncode == 0, result.stderr  # it says what it would write
     assert not (work.path / ".git" / "hooks" / "pre-commit").exists()
+
+
+# -- the policy cache: never the guard's ------------------------------------------------
+# The guard never takes the policy from the cache in the git directory: the agent it
+# judges can write there (a shell command, a script), and a planted entry naming the
+# policy's blob would otherwise turn the guard's policy into one of the agent's.
+
+# Everything is product, nothing is locked: a fixture write would be allowed under it.
+PERMISSIVE = b'[paths]\nproduct = ["**"]\nfixture = []\n\n[lock]\nroots = []\n'
+
+
+def _plant(work: Work) -> str:
+    """A cache entry that today's parser would write, with the agent's policy in it,
+    under the blob id of the policy the guard reads (origin's main)."""
+    rev = work.git("rev-parse", "refs/remotes/origin/main").stdout.strip()
+    blob = work.git("rev-parse", f"{rev}:.git-evidence.toml").stdout.strip()
+    planted = parse_policy(PERMISSIVE, "base:.git-evidence.toml")
+    entry = work.path / ".git" / "git-evidence" / policy_cache.CACHE_DIR / blob
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    entry.write_bytes(marshal.dumps((policy_cache._signature(), policy_cache.to_plain(planted))))
+    return rev
+
+
+def test_a_planted_policy_cache_entry_does_not_open_the_fixtures_to_the_guard(
+    work: Work,
+) -> None:
+    target = work.path / "tests" / "fixtures" / "a.json"
+    write = event("Write", work.path, file_path=str(target), content="{}")
+    denied(guard(work.path, write), "evidence-untrusted", "tests/fixtures/a.json", "fixture")
+    rev = _plant(work)
+    # the entry is one a cached reader takes: the attack is real for it...
+    assert policy_at(Git(cwd=str(work.path)), rev).lock_roots == ()
+    # ...and the guard reads the committed file instead
+    denied(guard(work.path, write), "evidence-untrusted", "tests/fixtures/a.json", "fixture")
+
+
+def test_the_guard_writes_no_policy_cache_entry(work: Work) -> None:
+    guard(work.path, event("Write", work.path, file_path="src/new.py", content="x"))
+    assert not (work.path / ".git" / "git-evidence" / policy_cache.CACHE_DIR).exists()
