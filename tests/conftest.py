@@ -25,7 +25,10 @@ from helpers.repos import (
     make_server,
 )
 
-pytest_plugins = ["helpers.servers"]  # the real-server fixtures: http_git, gitolite
+pytest_plugins = [
+    "helpers.servers",  # the real-server fixtures: http_git, gitolite
+    "helpers.groups",  # a group of tests on one worker
+]
 
 # pytest keeps the test modules it rewrote for their assertions as bytecode, unless the
 # environment forbids bytecode (PYTHONDONTWRITEBYTECODE): then every worker rewrites all

@@ -161,8 +161,10 @@ def test_every_page_runs_its_blocks_or_marks_them() -> None:
 # The walkthrough of getting-started.md is the longest run of the suite, and two tests
 # read it: a page's blocks run once in a session, in a folder all its workers share,
 # and every test of the page reads that run (what it printed, and the repositories it
-# left, which the tests only read).
+# left, which the tests only read). Its tests are one group: on one worker, the second
+# reads the run the first made, instead of waiting for it on another.
 WALKTHROUGH = PROJECT / "docs" / "getting-started.md"
+ONE_RUN = pytest.mark.xdist_group("getting-started")
 PageRun = Callable[[Path], tuple[subprocess.CompletedProcess[str], Path]]
 
 
@@ -192,7 +194,13 @@ def page_run(tmp_path_factory: pytest.TempPathFactory) -> PageRun:
 
 @pytest.mark.installed_plugins  # `pytest --evidence` finds the plugin as a user's does
 @pytest.mark.parametrize(
-    "page", [p for p in pages_to_run() if p.name != "README.md"], ids=lambda p: p.name
+    "page",
+    [
+        pytest.param(p, marks=ONE_RUN) if p == WALKTHROUGH else p
+        for p in pages_to_run()
+        if p.name != "README.md"
+    ],
+    ids=lambda p: p.name,
 )
 def test_a_pages_blocks_run_in_a_scratch_directory(page: Path, page_run: PageRun) -> None:
     result, _ = page_run(page)
@@ -208,6 +216,7 @@ def test_the_readme_blocks_run_in_a_clone_of_a_project(tmp_path: Path) -> None:
 
 
 @pytest.mark.installed_plugins
+@ONE_RUN
 def test_the_getting_started_walkthrough_ends_where_it_says(page_run: PageRun) -> None:
     result, scratch = page_run(WALKTHROUGH)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-6000:]
