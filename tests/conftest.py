@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.bytecode import BYTECODE, forget, warm
 from helpers.repos import (
     CI_VARS,
     MEMORY_TMP,
@@ -24,7 +25,10 @@ from helpers.repos import (
     make_server,
 )
 
-pytest_plugins = ["helpers.servers"]  # the real-server fixtures: http_git, gitolite
+pytest_plugins = [
+    "helpers.servers",  # the real-server fixtures: http_git, gitolite
+    "helpers.groups",  # a group of tests on one worker
+]
 
 # pytest keeps the test modules it rewrote for their assertions as bytecode, unless the
 # environment forbids bytecode (PYTHONDONTWRITEBYTECODE): then every worker rewrites all
@@ -47,6 +51,11 @@ def pytest_configure(config: pytest.Config) -> None:
     ):
         os.environ["TMPDIR"] = str(MEMORY_TMP)  # pytest, and every git and hook started
         tempfile.tempdir = None  # computed again from TMPDIR
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if not hasattr(session.config, "workerinput"):  # the controller, after its workers
+        forget(BYTECODE, {MEMORY_TMP, Path(tempfile.gettempdir()), Path("/tmp")})
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects
@@ -95,9 +104,10 @@ def sealed_env(
     # The first `python` on PATH is this one, as in an activated virtualenv: what
     # `labels init|check` run the project's pytest with when not told.
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
-    # ...from bytecode compiled once per worker, as an installed package's hooks run
-    # (pip compiles at install time): without it every hook would compile its ~40
-    # modules again, a quarter of a push's cost here.
+    # ...from bytecode compiled once, as an installed package's hooks run (pip compiles
+    # at install time): without it every hook would compile its ~40 modules again, a
+    # quarter of a push's cost here, and every pytest the judge runs in its sandbox
+    # pytest and the standard library (helpers/bytecode.py).
     monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
     if _Templates.bytecode is not None:
         monkeypatch.setenv("PYTHONPYCACHEPREFIX", str(_Templates.bytecode))
@@ -123,7 +133,8 @@ def sealed_env(
 @pytest.fixture(scope="session", autouse=True)
 def _template_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     _Templates.root = tmp_path_factory.mktemp("templates")
-    _Templates.bytecode = tmp_path_factory.mktemp("bytecode")
+    _Templates.bytecode = BYTECODE
+    warm(BYTECODE, tmp_path_factory.mktemp("warm"))
     _Templates.git_template = tmp_path_factory.mktemp("git-template")
     yield
     _Templates.root = None

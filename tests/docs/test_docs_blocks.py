@@ -7,12 +7,15 @@ documentation cannot drift from what the commands do."""
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import re
 import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
@@ -155,14 +158,52 @@ def test_every_page_runs_its_blocks_or_marks_them() -> None:
 # -- the pages ---------------------------------------------------------------------------
 
 
+# The walkthrough of getting-started.md is the longest run of the suite, and two tests
+# read it: a page's blocks run once in a session, in a folder all its workers share,
+# and every test of the page reads that run (what it printed, and the repositories it
+# left, which the tests only read). Its tests are one group: on one worker, the second
+# reads the run the first made, instead of waiting for it on another.
+WALKTHROUGH = PROJECT / "docs" / "getting-started.md"
+ONE_RUN = pytest.mark.xdist_group("getting-started")
+PageRun = Callable[[Path], tuple[subprocess.CompletedProcess[str], Path]]
+
+
+@pytest.fixture
+def page_run(tmp_path_factory: pytest.TempPathFactory) -> PageRun:
+    """``page``'s blocks run in a scratch directory, and what they printed: the first
+    test to ask runs them, a test asking meanwhile waits for that run."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if "PYTEST_XDIST_WORKER" in os.environ else base
+
+    def run(page: Path) -> tuple[subprocess.CompletedProcess[str], Path]:
+        folder = shared / f"page-{page.stem}"
+        folder.mkdir(exist_ok=True)
+        scratch, record = folder / "scratch", folder / "run.json"
+        with open(folder / "lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not record.exists():
+                shutil.rmtree(scratch, ignore_errors=True)  # a run that did not end
+                scratch.mkdir()
+                done = run_page(page, scratch)
+                record.write_text(json.dumps([done.returncode, done.stdout, done.stderr]))
+            code, out, err = json.loads(record.read_text())
+        return subprocess.CompletedProcess(["bash", "-c", page.name], code, out, err), scratch
+
+    return run
+
+
 @pytest.mark.installed_plugins  # `pytest --evidence` finds the plugin as a user's does
 @pytest.mark.parametrize(
-    "page", [p for p in pages_to_run() if p.name != "README.md"], ids=lambda p: p.name
+    "page",
+    [
+        pytest.param(p, marks=ONE_RUN) if p == WALKTHROUGH else p
+        for p in pages_to_run()
+        if p.name != "README.md"
+    ],
+    ids=lambda p: p.name,
 )
-def test_a_pages_blocks_run_in_a_scratch_directory(page: Path, tmp_path: Path) -> None:
-    scratch = tmp_path / "scratch"
-    scratch.mkdir()
-    result = run_page(page, scratch)
+def test_a_pages_blocks_run_in_a_scratch_directory(page: Path, page_run: PageRun) -> None:
+    result, _ = page_run(page)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-6000:]
 
 
@@ -175,10 +216,11 @@ def test_the_readme_blocks_run_in_a_clone_of_a_project(tmp_path: Path) -> None:
 
 
 @pytest.mark.installed_plugins
-def test_the_getting_started_walkthrough_ends_where_it_says(tmp_path: Path) -> None:
-    result = run_page(PROJECT / "docs" / "getting-started.md", tmp_path)
+@ONE_RUN
+def test_the_getting_started_walkthrough_ends_where_it_says(page_run: PageRun) -> None:
+    result, scratch = page_run(WALKTHROUGH)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-6000:]
-    server = tmp_path / "project.git"
+    server = scratch / "project.git"
     tree = subprocess.run(
         ["git", "ls-tree", "-r", "--name-only", "main"],
         cwd=server,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from helpers.pushes import refused, remote, server_tip
-from helpers.repos import SEED, Work, clone_of, evidence, git, make_server
+from helpers.repos import SEED, Work, clone_of, evidence, make_remote, make_server
 
 AGENT = "agent-bot"
 NEW_TEST = {"tests/test_new.py": "def test_new():\n    assert True\n"}
@@ -260,13 +260,7 @@ def test_json_of_a_feature_branch_hold_is_not_blocking(work: Work, server: Path)
 def hooked(tmp_path: Path) -> Work:
     """A clone with the client hooks, of a remote with no server hook: only the client
     hooks stand."""
-    bare = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", str(bare))
-    seed = Work(tmp_path / "seed")
-    git(tmp_path, "init", "-q", str(seed.path))
-    seed.commit("seed", SEED)
-    seed.git("push", "-q", str(bare), "HEAD:refs/heads/main")
-    work = clone_of(tmp_path, bare, "hooked")
+    work = clone_of(tmp_path, make_remote(tmp_path), "hooked")
     assert evidence(work.path, "install").returncode == 0
     return work
 

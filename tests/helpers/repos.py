@@ -290,7 +290,7 @@ class _Template:
 
 class _Templates:
     root: Path | None = None  # set for the session by the `_template_root` fixture
-    bytecode: Path | None = None  # the hooks' compiled modules, for the session
+    bytecode: Path | None = None  # every started Python's compiled modules (helpers/bytecode.py)
     git_template: Path | None = None  # an empty `init.templateDir`, for the session
     by_key: dict[str, _Template] = {}  # noqa: RUF012
     by_copy: dict[Path, _Template] = {}  # noqa: RUF012

@@ -477,6 +477,9 @@ def test_ctrl_c_during_a_run_leaves_no_workspace(repo: Repo, tmp_path: Path) -> 
         env={**os.environ, "TMPDIR": str(scratch)},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        # Ctrl-C as a terminal delivers it: a suite started in the background by a
+        # shell has SIGINT ignored, and the judge would inherit that
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 10
     while not list(scratch.glob("*/ws-1/started.local")) and time.monotonic() < deadline:

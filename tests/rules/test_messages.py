@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from helpers.pushes import refused, remote
-from helpers.repos import SEED, Work, clone_of, evidence, git, make_server
+from helpers.repos import SEED, Work, clone_of, evidence, git, make_remote, make_server
 
 from git_evidence.core import paths
 from git_evidence.core.facts import CommitSummary
@@ -28,13 +28,7 @@ PUSH_WORDS = ("push", "ref update", "<base>")
 @pytest.fixture
 def hooked(tmp_path: Path) -> Work:
     """A clone with the client hooks, of a remote with no server hook."""
-    bare = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", str(bare))
-    seed = Work(tmp_path / "seed")
-    git(tmp_path, "init", "-q", str(seed.path))
-    seed.commit("seed", SEED)
-    seed.git("push", "-q", str(bare), "HEAD:refs/heads/main")
-    work = clone_of(tmp_path, bare, "hooked")
+    work = clone_of(tmp_path, make_remote(tmp_path), "hooked")
     assert evidence(work.path, "install").returncode == 0
     return work
 
