@@ -61,7 +61,11 @@ def test_a_hook_whose_package_is_gone_refuses_and_says_how_to_fix(clone: Work) -
     gone = clone.path.parent / "nowhere"
     text = hook.read_text()
     root = str(Path(__file__).resolve().parents[2])
-    hook.write_text(text.replace(root, str(gone)))
+    # the package's folder and path argument, not the interpreter (it may live there too)
+    moved = text.replace(f"{root}/git_evidence", f"{gone}/git_evidence")
+    moved = moved.replace(f" {root} pre-commit ", f" {gone} pre-commit ")
+    assert moved.count(str(gone)) == 3, moved
+    hook.write_text(moved)
     _stage_mixed(clone)
     result = clone.git("commit", "-m", "mixed", check=False)
     assert result.returncode != 0
