@@ -29,18 +29,15 @@ def hold(
     env: dict[str, str],
 ) -> runner.Held:
     """How every run is held: the sandbox the policy asks for (the repository, the
-    outputs' folders, HOME and the runtime directory hidden; the lock roots read-only),
-    and the workspace's import roots."""
-    git_dirs = repository_dirs(git)
-    sealed = [*git_dirs, *(os.path.dirname(os.path.abspath(p)) for p in outputs)]
-    if os.environ.get("XDG_RUNTIME_DIR"):
-        sealed.append(os.environ["XDG_RUNTIME_DIR"])
-    hidden = [p for p in (top, os.environ.get("HOME")) if p]
+    output files, HOME and the runtime directory hidden, what the runs need to start
+    bound back; the lock roots read-only), and the workspace's import roots."""
+    hidden = [p for p in (top, os.environ.get("HOME"), os.environ.get("XDG_RUNTIME_DIR")) if p]
     box = bwrap.prepare(
         policy.judge.sandbox,
         network=policy.judge.network,
         hidden=hidden,
-        sealed=sealed,
+        sealed=repository_dirs(git),
+        hidden_files=outputs,
         commands=[p.command for p in props],
         readonly=[r.strip("/") for r in policy.lock_roots],
         extra_ro=extra_ro,

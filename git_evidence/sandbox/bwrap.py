@@ -7,10 +7,13 @@ the run's workspace read-write except its lock roots, bound read-only (and every
 directory above them inside the workspace is a mount point, so it cannot be renamed
 away and replaced); a fresh ``/tmp``, ``/dev`` and ``HOME``; ``/proc`` of the new PID
 namespace only. Hidden under an empty tmpfs: the repository's work tree and git
-directory, the folders of ``--out`` and ``--log``, the real ``HOME`` and
-``$XDG_RUNTIME_DIR``. What the command needs to start — its interpreter and virtual
-environment, wherever they are — is bound back read-only. ``--die-with-parent`` and
-the PID namespace end every process of a run when its command exits.
+directory, the real ``HOME`` and ``$XDG_RUNTIME_DIR``; covered by an empty file: the
+``--out`` and ``--log`` files (their folder stays). What the runs need to start — the
+interpreter, its virtual environment and Python installation, the git evidence package,
+every program the command line names — is bound back read-only wherever it lives, under
+a hidden folder too (``needs.py``); never anything under the git directory.
+``--die-with-parent`` and the PID namespace end every process of a run when its command
+exits.
 
 The options reach bwrap through a file descriptor (``--args``), so the sandbox's own
 ``/proc/1/cmdline`` names none of the hidden paths (only the command follows them)."""
@@ -24,6 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 from git_evidence.core.errors import EvidenceError
+from git_evidence.sandbox import needs
 
 PACKAGE = "bubblewrap"
 # What stands over the root's read-only bind: anything the command needs below these
@@ -45,10 +49,12 @@ class Sandbox(NamedTuple):
     kind: str  # "bwrap" or "none"
     bwrap: str = ""
     network: bool = False
-    hidden: tuple[str, ...] = ()  # real paths hidden under an empty tmpfs
+    hidden: tuple[str, ...] = ()  # real folders hidden under an empty tmpfs
     visible: tuple[str, ...] = ()  # real paths bound back read-only
     readonly: tuple[str, ...] = ()  # workspace-relative directories bound read-only
     extra_ro: tuple[str, ...] = ()  # paths outside the workspace the runs read (labels)
+    hidden_files: tuple[str, ...] = ()  # real files covered by an empty one (outputs)
+    masked: tuple[str, ...] = ()  # workspace-relative paths no run may load (plugins)
 
     @property
     def on(self) -> bool:
@@ -64,16 +70,19 @@ def prepare(
     network: bool,
     hidden: Iterable[str],
     sealed: Iterable[str] = (),
+    hidden_files: Iterable[str] = (),
     commands: Iterable[Sequence[str]],
     readonly: Sequence[str],
     extra_ro: Sequence[str] = (),
     env: Mapping[str, str],
 ) -> Sandbox:
     """The sandbox of one judgement; bwrap is found and tried once here, so a machine
-    that cannot sandbox says so before anything runs. ``hidden`` may have what a
-    command needs bound back inside it (a virtual environment in the work tree, an
-    interpreter under HOME); ``sealed`` never (the git directory, the outputs' folders),
-    and nothing above either is bound back."""
+    that cannot sandbox says so before anything runs. ``hidden`` folders (the
+    repository's work tree, HOME, the runtime directory) are covered, and what the runs
+    need that lives under them is bound back (``needs.py``); ``sealed`` folders (the
+    git directory) are covered and nothing under them is ever bound back;
+    ``hidden_files`` (``--out``, ``--log``) are covered file by file, so the folder
+    that holds them (and the virtual environment beside them) stays as it is."""
     if kind == "none":
         return Sandbox("none")
     found = shutil.which("bwrap", path=env.get("PATH") or os.defpath)
@@ -85,24 +94,41 @@ def prepare(
         )
     closed = _hidden(sealed)
     hide = tuple(dict.fromkeys((*_hidden(hidden), *closed)))
-    needed: list[str] = []
+    needed = needs.runner_needs()
     for argv in commands:
-        needed.extend(command_needs(argv, env))
-    needed.extend(path_needs(env))
-    needed.append(os.path.dirname(os.path.abspath(__file__)))  # the plugin, for pytest
+        needed += needs.command_needs(argv, env)
+    needed += needs.path_needs(env)
     masked = (*hide, *_MASKED)
     visible = tuple(
+        sorted(
+            dict.fromkeys(
+                p
+                for p in (_real(n) for n in needed)
+                if p != "/"
+                and os.path.exists(p)
+                and _under_any(p, masked)
+                and not _under_any(p, closed)
+            ),
+            key=lambda p: p.count("/"),
+        )
+    )
+    # an output file under a hidden folder is covered already, unless bound back
+    files = tuple(
         dict.fromkeys(
             p
-            for p in (_real(n) for n in needed)
-            if os.path.exists(p)
-            and _under_any(p, masked)
-            and not _under_any(p, closed)
-            and not any(_under_any(h, [p]) for h in hide)
+            for p in (_real(f) for f in hidden_files)
+            if os.path.isfile(p) and (not _under_any(p, hide) or _under_any(p, visible))
         )
     )
     box = Sandbox(
-        "bwrap", found, network, hide, visible, tuple(readonly), tuple(_real(p) for p in extra_ro)
+        "bwrap",
+        found,
+        network,
+        hide,
+        visible,
+        tuple(readonly),
+        tuple(_real(p) for p in extra_ro),
+        files,
     )
     _probe(box)
     return box
@@ -119,8 +145,7 @@ def _hidden(paths: Iterable[str]) -> tuple[str, ...]:
         if real == "/":
             raise EvidenceError(
                 f"cannot hide {path!r} from the candidate: it is the root directory",
-                fix="write --out and --log into a folder of their own, and run with a HOME "
-                "that is not /",
+                fix="run with a HOME that is not /, and judge a repository that is not /",
             )
         if os.path.isdir(real):
             out.append(real)
@@ -129,108 +154,6 @@ def _hidden(paths: Iterable[str]) -> tuple[str, ...]:
 
 def _under_any(path: str, roots: Iterable[str]) -> bool:
     return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
-
-
-def command_needs(argv: Sequence[str], env: Mapping[str, str]) -> list[str]:
-    """The directories a command needs to start: the program's, its interpreter's
-    (a ``#!`` line), and for each the virtual environment and the Python installation
-    it belongs to (``pyvenv.cfg``'s ``home``)."""
-    if not argv:
-        return []
-    program = argv[0]
-    if "/" not in program:
-        found = shutil.which(program, path=env.get("PATH") or os.defpath)
-        if found is None:
-            return []
-        program = found
-    elif not os.path.isabs(program):
-        return []  # relative to the workspace: it is there already
-    files = [program, os.path.realpath(program)]
-    interpreter = _shebang(files[-1], env)
-    if interpreter:
-        files += [interpreter, os.path.realpath(interpreter)]
-    # the files themselves too: their folder may not be bound back (it holds a hidden
-    # folder, HOME say), the file alone can be
-    out: list[str] = [os.path.abspath(f) for f in files]
-    for path in files:
-        out += _folder_needs(os.path.dirname(os.path.abspath(path)))
-    return out
-
-
-def path_needs(env: Mapping[str, str]) -> list[str]:
-    """What the programs on the run's PATH need: each PATH folder that is a virtual
-    environment's or a Python installation's ``bin``, with that environment or
-    installation. A command that starts ``python`` itself (``sh -c``, ``make``, ``tox``)
-    finds it as an activated environment would."""
-    out: list[str] = []
-    for entry in (env.get("PATH") or "").split(os.pathsep):
-        if not os.path.isabs(entry) or not os.path.isdir(entry):
-            continue
-        parent = os.path.dirname(entry)
-        python = any(n.startswith("python3") for n in _listdir(os.path.join(parent, "lib")))
-        if _venvs(entry) or (os.path.basename(entry) == "bin" and python):
-            out += _folder_needs(entry)
-    return out
-
-
-def _listdir(folder: str) -> list[str]:
-    try:
-        return os.listdir(folder)
-    except OSError:
-        return []
-
-
-def _folder_needs(folder: str) -> list[str]:
-    """A program's folder, the installation prefix above a ``bin``, the virtual
-    environment it is in and the Python installation that environment names."""
-    out = [folder]
-    if os.path.basename(folder) == "bin":
-        out.append(os.path.dirname(folder))  # the installation's prefix
-    for venv in _venvs(folder):
-        out.append(venv)
-        home = _venv_home(venv)
-        if home:
-            out += [os.path.dirname(home), os.path.dirname(os.path.realpath(home))]
-    return out
-
-
-def _shebang(path: str, env: Mapping[str, str]) -> str | None:
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(256)
-    except OSError:
-        return None
-    if not head.startswith(b"#!"):
-        return None
-    words = head[2:].split(b"\n", 1)[0].split()
-    if not words:
-        return None
-    first = os.fsdecode(words[0])
-    if os.path.basename(first) == "env" and len(words) > 1:
-        return shutil.which(os.fsdecode(words[1]), path=env.get("PATH") or os.defpath)
-    return first
-
-
-def _venvs(folder: str) -> list[str]:
-    out = []
-    current = folder
-    while current != os.path.dirname(current):
-        if os.path.isfile(os.path.join(current, "pyvenv.cfg")):
-            out.append(current)
-        current = os.path.dirname(current)
-    return out
-
-
-def _venv_home(venv: str) -> str | None:
-    try:
-        with open(os.path.join(venv, "pyvenv.cfg"), encoding="utf-8", errors="replace") as f:
-            for line in f:
-                key, _, value = line.partition("=")
-                if key.strip() == "home" and value.strip():
-                    return value.strip()
-    except OSError:
-        return None
-    return None
 
 
 def wrap(box: Sandbox, workspace: str, run_dir: str) -> list[str]:
@@ -260,12 +183,25 @@ def wrap(box: Sandbox, workspace: str, run_dir: str) -> list[str]:
             args += ["--tmpfs", folder]
     for path in box.hidden:
         args += ["--tmpfs", path]
+    # what the runs need, bound back (outermost first); then covered again: a hidden
+    # folder inside one of them, and the output files
     for path in box.visible:
         args += ["--ro-bind", path, path]
+    for path in box.hidden:
+        if any(path != v and _under_any(path, [v]) for v in box.visible):
+            args += ["--tmpfs", path]
+    for path in box.hidden_files:
+        args += ["--ro-bind", "/dev/null", path]
     args += ["--dir", SANDBOX_HOME]
     space = _real(workspace)
     args += ["--bind", space, space]
     args += readonly_roots(space, box.readonly)
+    for rel in box.masked:
+        target = os.path.join(space, rel)
+        if os.path.isdir(target) and not os.path.islink(target):
+            args += ["--tmpfs", target, "--remount-ro", target]
+        elif os.path.isfile(target) and not os.path.islink(target):
+            args += ["--ro-bind", "/dev/null", target]
     for path in box.extra_ro:
         args += ["--ro-bind", path, path]
     run = _real(run_dir)

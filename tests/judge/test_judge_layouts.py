@@ -1,0 +1,117 @@
+"""The judge is right wherever its runner lives: a virtual environment in the same
+folder as ``--out`` and ``--log`` (as the GitHub action lays out ``$RUNNER_TEMP``), a
+``.venv`` inside the clone with ``--out verdict.json``, git evidence installed editable
+from a checkout under HOME, a property that names its interpreter as an argument of
+``env``, and a system interpreter. In each: an honest candidate is ``accept``, a broken
+one ``property_fail``, and a runner that cannot start is undecided (exit 2), never a
+class that blames the candidate."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import layouts
+from helpers.repos import Work
+
+
+def _classes(repo: Work, **kw: object) -> None:
+    """honest → accept, broken → property_fail, each judged as ``kw`` says."""
+    layouts.honest(repo)
+    result, doc = layouts.judge(repo, **kw)  # type: ignore[arg-type]
+    assert (doc["class"], result.returncode) == ("accept", 0), (doc["reason"], doc["next"])
+    layouts.broken(repo)
+    result, doc = layouts.judge(repo, **kw)  # type: ignore[arg-type]
+    assert (doc["class"], result.returncode) == ("property_fail", 1), doc["reason"]
+
+
+# -- the venv, --out and --log in one folder (fast: the default suite has one) ------------
+
+
+@pytest.fixture
+def runner_temp(tmp_path: Path) -> tuple[Path, Path, Work]:
+    temp = tmp_path / "runner-temp"
+    python = layouts.make_venv(temp / "venv")
+    repo = layouts.make_repo(tmp_path / "work" / "repo", layouts.pytest_command(python))
+    return temp, python, repo
+
+
+def test_venv_out_and_log_in_one_folder_accept_then_property_fail(
+    runner_temp: tuple[Path, Path, Work],
+) -> None:
+    temp, python, repo = runner_temp
+    out, log = str(temp / "verdict.json"), str(temp / "verdict.log")
+    _classes(repo, python=python, env={"PYTHONPATH": ""}, unset=("PYTHONPATH",))
+    # and with the outputs there, written before (a second judgement) and after
+    for _ in range(2):
+        result, doc = layouts.judge(repo, "--out", out, "--log", log, python=python)
+        assert doc["class"] == "property_fail", doc["reason"]
+        assert "failed on every run" in doc["reason"]
+    layouts.honest(repo)
+    result, doc = layouts.judge(repo, "--out", out, "--log", log, python=python)
+    assert (doc["class"], result.returncode) == ("accept", 0), doc["reason"]
+
+
+@pytest.mark.slow
+def test_venv_inside_the_clone_with_out_in_the_clone(tmp_path: Path) -> None:
+    repo_path = tmp_path / "repo"
+    repo_path.mkdir()
+    python = layouts.make_venv(repo_path / ".venv")
+    (repo_path / ".gitignore").write_text(".venv/\nverdict.json\n")
+    repo = layouts.make_repo(repo_path, layouts.pytest_command(python))
+    _classes(repo, python=python)
+    _, doc = layouts.judge(repo, "--out", "verdict.json", python=python)
+    assert doc["class"] == "property_fail", doc["reason"]
+    assert (repo_path / "verdict.json").exists()
+
+
+@pytest.mark.slow
+def test_editable_install_from_a_checkout_under_home(tmp_path: Path) -> None:
+    home = tmp_path / "user-home"
+    checkout = home / "src" / "git-evidence"
+    layouts.copy_package(checkout)
+    venv = home / ".venvs" / "judge"
+    python = layouts.make_venv(venv, evidence=False)
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    (site / "zz-git-evidence-editable.pth").write_text(str(checkout) + "\n")
+    labels = "tests/properties/test_calc.py::test_add\tinvariant\n"
+    repo = layouts.make_repo(home / "work" / "repo", layouts.pytest_command(python))
+    repo.git("checkout", "-q", "main")
+    repo.commit("labels", {"tests/evidence-labels.tsv": labels})
+    repo.git("checkout", "-q", "feat")
+    repo.git("rebase", "-q", "main")
+    env = {"HOME": str(home), "PYTHONPATH": "", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": ""}
+    layouts.honest(repo)
+    result, doc = layouts.judge(repo, python=python, env=env)
+    assert (doc["class"], result.returncode) == ("accept", 0), doc["reason"]
+    # the plugin ran in every run: the scorecard's properties vote saw its sessions
+    assert doc["scorecard"]["votes"]["properties"]["vote"] == "pass", doc["scorecard"]
+    layouts.broken(repo)
+    result, doc = layouts.judge(repo, python=python, env=env)
+    assert (doc["class"], result.returncode) == ("property_fail", 1), doc["reason"]
+
+
+@pytest.mark.slow
+def test_interpreter_named_as_an_argument_of_env(tmp_path: Path) -> None:
+    home = tmp_path / "user-home"
+    python = layouts.make_venv(home / "venv")
+    command = ["env", "PYTHONPATH=src", *layouts.pytest_command(python)]
+    repo = layouts.make_repo(tmp_path / "repo", command)
+    _classes(repo, env={"HOME": str(home)})
+
+
+@pytest.mark.slow
+def test_a_system_interpreter(tmp_path: Path) -> None:
+    system = shutil.which("python3", path="/usr/bin:/bin")
+    if system is None:  # pragma: no cover
+        pytest.skip("LOUD: no system python3 in /usr/bin")
+    command = [
+        system,
+        "-c",
+        "import sys; sys.path[:0] = ['src']; import calc; "
+        "sys.exit(0 if calc.add(2, 3) == 5 else 1)",
+    ]
+    repo = layouts.make_repo(tmp_path / "repo", command)
+    _classes(repo, python=sys.executable)
