@@ -10,11 +10,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from git_evidence.core.errors import EvidenceError
+from git_evidence.judge import workspace
 from git_evidence.judge.signals import PropertyRuns
 from git_evidence.plumbing.git import Git
 from git_evidence.policy.properties import JudgeProperty
 from git_evidence.policy.schema import Policy
 from git_evidence.sandbox import bwrap, repo_state, runner
+from git_evidence.sandbox import preflight as checks
 
 
 def hold(
@@ -44,6 +46,28 @@ def hold(
         env=env,
     )
     return runner.Held(box, import_roots(policy, space))
+
+
+def preflight(
+    props: Sequence[JudgeProperty],
+    space: str,
+    area: workspace.Area,
+    env: dict[str, str],
+    held: runner.Held,
+) -> tuple[str, ...]:
+    """Before the first counted run: CannotStart (exit 2) when a property's command
+    cannot start inside the sandbox; else the held lines of the runner modules the
+    workspace would provide (none: the runs may start)."""
+    found = checks.preflight([(p.id, p.command) for p in props], space, area.scratch, env, held)
+    static = checks.shadowing_files(space, held.pythonpath)
+    return tuple(dict.fromkeys((*found.shadowed, *static)))
+
+
+def never_started(results: Sequence[PropertyRuns]) -> None:
+    """CannotStart when a counted run ended as a command that never started ends."""
+    runs = [(r.prop.id, run) for r in results for runs in r.seeds.values() for run in runs]
+    runs += [(r.prop.id, f.run) for r in results for f in r.fixtures if f.run is not None]
+    checks.never_started(runs)
 
 
 def repository_dirs(git: Git) -> list[str]:

@@ -29,6 +29,7 @@ from git_evidence.judge import held, shards, steps, workspace
 from git_evidence.judge import record as verdict_record
 from git_evidence.judge.classes import (
     FLAKE_CANDIDATE,
+    HELD,
     PATCH_INVALID,
     PIN_MOVED,
     Signals,
@@ -253,9 +254,15 @@ class _Judgement:
             sandbox=hold.box.as_json(), pythonpath=tuple(hold.pythonpath)
         )
         env["EVIDENCE_PACKAGES"] = ",".join(held.top_packages(first_ws, hold.pythonpath))
+        shadow = held.preflight(props, first_ws, area, env, hold)
+        if shadow:
+            signals = replace(first, held=first.held + shadow)
+            why = explain(HELD, signals, base=base, props=by_id)
+            return self.built(Found(HELD, why, signals, evidence=evidence, drift=drift))
         loaded = held.runner_config_files(first_ws)
         with Progress("judging") as progress:
             results = steps.run_properties(props, spaces, area, env, progress, hold)
+        held.never_started(results)
         origins = held.import_origins(results, spaces)
         if origins["outside"]:
             raise held.outside_error(origins["outside"])

@@ -25,6 +25,7 @@ from git_evidence.plumbing.git import Git
 from git_evidence.policy.identity import WRITER_KEY, line_writer
 from git_evidence.policy.properties import JUNIT_PLACEHOLDER, JudgeProperty
 from git_evidence.policy.schema import Policy
+from git_evidence.sandbox import preflight as checks
 from git_evidence.sandbox import runner
 from git_evidence.sandbox.outcomes import FAILING
 from git_evidence.sandbox.runner import Run
@@ -166,12 +167,20 @@ def _held_runs(
         prop = JudgeProperty("freeze", command, (asked.seed,), asked.runs, asked.timeout)
         hold = held.hold(git, policy, [prop], space, top=top, outputs=(), extra_ro=(), env=env)
         env["EVIDENCE_PACKAGES"] = ",".join(held.top_packages(space, hold.pythonpath))
+        shadow = held.preflight([prop], space, area, env, hold)
+        if shadow:
+            raise EvidenceError(
+                f"the workspace provides the runner: {shadow[0]}",
+                fix="a module the runner or the plugin loads must come from outside the "
+                "candidate's tree: remove it from the tree (a person reviews such a change)",
+            )
         with runner.interruptible(), Progress(f"freezing {asked.test}") as progress:
             for seed in range(asked.seed, asked.seed + asked.seeds):
                 chain = runner.Chain(command, seed, asked.runs, asked.timeout, junit)
                 outcomes[seed] = runner.run_chain(
                     chain, cwd=space, env=env, scratch=area.scratch, progress=progress, held=hold
                 )
+                checks.never_started([(prop.id, r) for r in outcomes[seed]])
                 fails = sum(1 for r in outcomes[seed] if failed(r, asked.test, junit))
                 progress.clear()
                 print(f"seed {seed}: {asked.runs - fails} passed, {fails} failed", file=sys.stderr)

@@ -57,6 +57,7 @@ def freeze_line(prop: JudgeProperty, flake: Flake, writer: str | None = None) ->
     )
 
 
+RUNNER_HELD = "runner "  # held lines about the runner: "runner module from …"
 REPRODUCE_JUNIT = "junit.xml"  # where a printed reproduce command writes its JUnit XML
 
 
@@ -129,6 +130,14 @@ def explain(
                 "read the drift and stop: restore the pinned bytes. A fixture change travels "
                 "alone, pushed by an evidence writer, and a lock writer pins it."
             ),
+        )
+    if klass == HELD and any(line.startswith(RUNNER_HELD) for line in signals.held):
+        return Explanation(
+            "the workspace provides the test runner or what it loads: the candidate's "
+            "copy would judge the candidate",
+            signals.held,
+            "nothing ran. A person reviews these files first: the runner, its plugins "
+            "and their startup files come from the environment, never from the tree.",
         )
     if klass == HELD:
         return Explanation(

@@ -188,7 +188,7 @@ def run_once(
     hits_file, junit_file, retries_file = f"{name}.hits", f"{name}.xml", f"{name}.retries"
     origins_file = f"{name}.origins"
     full_env = {
-        **env,
+        **compose_env(env, cwd, held),
         "EVIDENCE_SEED": str(seed),
         "PYTHONHASHSEED": str(seed % HASH_SEED_MOD),
         "EVIDENCE_RUN": str(run),
@@ -196,13 +196,7 @@ def run_once(
         "EVIDENCE_RETRIES_FILE": retries_file,
     }
     if cwd is not None:
-        full_env["PWD"] = cwd
-        full_env["EVIDENCE_WORKSPACE"] = cwd
         full_env["EVIDENCE_ORIGINS_FILE"] = origins_file
-        if held.pythonpath:
-            roots = [os.path.normpath(os.path.join(cwd, p)) for p in held.pythonpath]
-            rest = env.get("PYTHONPATH")
-            full_env["PYTHONPATH"] = os.pathsep.join([*roots, *([rest] if rest else [])])
     command = [a.replace(JUNIT_PLACEHOLDER, junit_file) for a in argv] if junit else list(argv)
     if _STOP.is_set():
         raise KeyboardInterrupt
@@ -233,6 +227,21 @@ def run_once(
         read_claim(retries_file),
         read_claim(origins_file),
     )
+
+
+def compose_env(env: Mapping[str, str], cwd: str | None, held: Held) -> dict[str, str]:
+    """What every run in ``cwd`` gets besides its seed and files: the workspace as
+    ``PWD`` and ``EVIDENCE_WORKSPACE``, its import roots first on ``PYTHONPATH``."""
+    out = dict(env)
+    if cwd is None:
+        return out
+    out["PWD"] = cwd
+    out["EVIDENCE_WORKSPACE"] = cwd
+    if held.pythonpath:
+        roots = [os.path.normpath(os.path.join(cwd, p)) for p in held.pythonpath]
+        rest = env.get("PYTHONPATH")
+        out["PYTHONPATH"] = os.pathsep.join([*roots, *([rest] if rest else [])])
+    return out
 
 
 def _startable(program: str, cwd: str, env: Mapping[str, str]) -> None:

@@ -113,3 +113,21 @@ def copy_package(dest: Path) -> Path:
     target = dest / "git_evidence"
     shutil.copytree(PROJECT / "git_evidence", target, ignore=shutil.ignore_patterns("__pycache__"))
     return target
+
+
+def judge_draft(
+    repo: Work, command: list[str], *args: str, **kw: Any
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    """Judge under a draft policy whose one property runs ``command``."""
+    draft = repo.path.parent / f"draft-{len(list(repo.path.parent.glob('draft-*')))}.toml"
+    draft.write_text(policy(command))
+    return judge(repo, "--policy", str(draft), *args, **kw)
+
+
+def assert_undecided(
+    result: subprocess.CompletedProcess[str], doc: dict[str, Any], *said: str
+) -> None:
+    assert (doc["class"], result.returncode) == ("undecided", 2), doc["reason"]
+    for words in said:
+        assert words in doc["reason"], doc["reason"]
+    assert "counterexample" not in doc["next"], doc["next"]

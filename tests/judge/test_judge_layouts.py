@@ -54,6 +54,29 @@ def test_venv_out_and_log_in_one_folder_accept_then_property_fail(
     assert (doc["class"], result.returncode) == ("accept", 0), doc["reason"]
 
 
+def test_venv_without_the_runner_is_undecided_never_property_fail(
+    runner_temp: tuple[Path, Path, Work], tmp_path: Path
+) -> None:
+    temp, _, repo = runner_temp
+    bare = layouts.make_venv(temp / "bare", outer=False, evidence=False)
+    layouts.honest(repo)
+    result, doc = layouts.judge_draft(repo, layouts.pytest_command(bare), "--out", str(temp / "v"))
+    layouts.assert_undecided(result, doc, "the module pytest cannot be imported", str(bare))
+
+
+def test_a_missing_interpreter_is_undecided(runner_temp: tuple[Path, Path, Work]) -> None:
+    temp, _, repo = runner_temp
+    gone = temp / "venv" / "bin" / "python3.99"
+    result, doc = layouts.judge_draft(repo, layouts.pytest_command(gone))
+    layouts.assert_undecided(result, doc, f"cannot start {gone}: not an executable file")
+
+
+def test_a_run_that_exits_127_is_undecided(runner_temp: tuple[Path, Path, Work]) -> None:
+    _, _, repo = runner_temp
+    result, doc = layouts.judge_draft(repo, ["sh", "-c", "exec /nowhere/python -m pytest"])
+    layouts.assert_undecided(result, doc, "exited 127, as a command that cannot start does")
+
+
 @pytest.mark.slow
 def test_venv_inside_the_clone_with_out_in_the_clone(tmp_path: Path) -> None:
     repo_path = tmp_path / "repo"
@@ -65,6 +88,9 @@ def test_venv_inside_the_clone_with_out_in_the_clone(tmp_path: Path) -> None:
     _, doc = layouts.judge(repo, "--out", "verdict.json", python=python)
     assert doc["class"] == "property_fail", doc["reason"]
     assert (repo_path / "verdict.json").exists()
+    (repo_path / ".venv" / "bin" / "python").unlink()
+    result, doc = layouts.judge(repo, "--out", "verdict.json")
+    layouts.assert_undecided(result, doc, ".venv/bin/python: not an executable file")
 
 
 @pytest.mark.slow
@@ -91,6 +117,10 @@ def test_editable_install_from_a_checkout_under_home(tmp_path: Path) -> None:
     layouts.broken(repo)
     result, doc = layouts.judge(repo, python=python, env=env)
     assert (doc["class"], result.returncode) == ("property_fail", 1), doc["reason"]
+    # the plugin gone from the interpreter's environment: nothing can be decided
+    (site / "zz-git-evidence-editable.pth").unlink()
+    result, doc = layouts.judge(repo, env={**env, "PYTHONPATH": ""})
+    layouts.assert_undecided(result, doc, "the evidence plugin cannot be imported", str(python))
 
 
 @pytest.mark.slow
@@ -100,6 +130,9 @@ def test_interpreter_named_as_an_argument_of_env(tmp_path: Path) -> None:
     command = ["env", "PYTHONPATH=src", *layouts.pytest_command(python)]
     repo = layouts.make_repo(tmp_path / "repo", command)
     _classes(repo, env={"HOME": str(home)})
+    gone = ["env", "PYTHONPATH=src", *layouts.pytest_command(home / "gone" / "python")]
+    result, doc = layouts.judge_draft(repo, gone, env={"HOME": str(home)})
+    layouts.assert_undecided(result, doc, f"cannot start {home}/gone/python: not an executable")
 
 
 @pytest.mark.slow
@@ -115,3 +148,5 @@ def test_a_system_interpreter(tmp_path: Path) -> None:
     ]
     repo = layouts.make_repo(tmp_path / "repo", command)
     _classes(repo, python=sys.executable)
+    result, doc = layouts.judge_draft(repo, [system, "-m", "no_such_runner"])
+    layouts.assert_undecided(result, doc, "the module no_such_runner cannot be imported")
