@@ -505,6 +505,40 @@ def test_guard_loads_no_gitpython_argparse_or_dataclasses(wrapper: Path, work: W
     assert not loaded, loaded
 
 
+def _source_prefix_tests(path: Path) -> list[int]:
+    """The lines where ``path`` asks a ``source`` text how it begins."""
+    return [
+        node.lineno
+        for node in ast.walk(ast.parse(path.read_bytes(), str(path)))
+        if isinstance(node, ast.Attribute)
+        and node.attr == "startswith"
+        and (
+            (isinstance(node.value, ast.Name) and node.value.id == "source")
+            or (isinstance(node.value, ast.Attribute) and node.value.attr == "source")
+        )
+    ]
+
+
+def test_no_module_asks_a_policy_source_how_it_begins() -> None:
+    """Where a policy came from is its ``origin`` (plumbing/in_force.py), a closed set:
+    no module tells a draft from a sealed file by the words of its ``source``."""
+    wrong = [
+        f"{path.relative_to(PROJECT)}:{line}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for line in _source_prefix_tests(path)
+    ]
+    assert not wrong, "ask the policy's origin instead:\n" + "\n".join(wrong)
+
+
+def test_the_source_check_notices_a_prefix_test(tmp_path: Path) -> None:
+    stray = tmp_path / "stray.py"
+    stray.write_text(
+        "def f(policy, source):\n"
+        "    return policy.source.startswith('sealed:') or source.startswith('draft ')\n"
+    )
+    assert _source_prefix_tests(stray) == [2, 2]
+
+
 def test_design_notes_list_every_module_once() -> None:
     rows = [
         line.split("`")[1]

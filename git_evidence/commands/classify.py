@@ -23,8 +23,9 @@ from collections.abc import Callable
 from git_evidence.core.errors import PREFIX, UsageError
 from git_evidence.core.paths import EVIDENCE_CLASSES, Classifier
 from git_evidence.gate.report import show_path
-from git_evidence.plumbing.context import chosen_policy_read, is_draft, policy_in_waiting
+from git_evidence.plumbing.context import policy_in_waiting
 from git_evidence.plumbing.git import Git
+from git_evidence.plumbing.in_force import resolve
 from git_evidence.policy.schema import Policy
 
 TOP_MAGIC = ":/"  # git's pathspec magic for "from the top of the repository"
@@ -35,7 +36,8 @@ def run(args: argparse.Namespace) -> int:
     # Not `git.text`: it strips, and a directory name may start with a space.
     prefix = os.fsdecode(git.out("rev-parse", "--show-prefix").rstrip(b"\n"))
     paths = [repo_path(given, prefix, lambda: _toplevel(git)) for given in args.paths]
-    policy, ref, rev = chosen_policy_read(git, args.base, args.policy)
+    found = resolve(git, draft=args.policy, at=args.base)
+    policy = found.policy
     code, out = git.run("rev-parse", "--show-toplevel", ok_codes=(0, 128))
     top = os.fsdecode(out.rstrip(b"\n")) if code == 0 else None
     classifier = policy.classifier()
@@ -61,10 +63,10 @@ def run(args: argparse.Namespace) -> int:
         row["directory"] = directory
         rows.append(row)
         lines.append(line)
-    if is_draft(policy) and args.format == "text":
+    if found.origin == "draft" and args.format == "text":
         print(f"{PREFIX}: classified under {policy.source}", file=sys.stderr)
     elif not args.base and args.format == "text":
-        waiting = policy_in_waiting(git, policy, ref, rev)
+        waiting = policy_in_waiting(git, found)
         if waiting:
             print(f"{PREFIX}: {waiting}", file=sys.stderr)
     if args.format == "json":

@@ -12,7 +12,8 @@ from collections.abc import Callable
 from git_evidence.core.errors import EXIT_ALLOW, EXIT_REFUSE, EvidenceError
 from git_evidence.install.hooks import MARKER, RECOMMENDED, SERVER_HOOKS
 from git_evidence.lock import store
-from git_evidence.plumbing.context import open_repo, server_policy
+from git_evidence.plumbing.context import open_repo
+from git_evidence.plumbing.in_force import resolve
 from git_evidence.policy.identity import PUSHER_VARIABLES, server_pusher
 
 
@@ -73,7 +74,7 @@ def _examine(args: argparse.Namespace, note: Callable[[tuple[str, str]], None]) 
             )
     refs = git.refs()
     try:
-        policy = server_policy(git, refs)
+        policy = resolve(git, refs=refs, server=True).policy
     except EvidenceError as exc:
         say("missing", f"a policy that parses: {exc.message} (every push is refused)")
         return EXIT_REFUSE

@@ -24,14 +24,14 @@ from git_evidence.ledger.freezes import (
     old_kind_lines,
     read_ledger,
 )
-from git_evidence.plumbing.context import chosen_policy
 from git_evidence.plumbing.git import Git
+from git_evidence.plumbing.in_force import resolve
 from git_evidence.policy.schema import Policy
 
 
 def run(args: argparse.Namespace) -> int:
     git = Git()
-    policy = chosen_policy(git, None)
+    policy = resolve(git).policy
     if args.verb == "add":
         return _add(git, policy, args)
     freezes, problems = read_ledger(git, policy)

@@ -31,9 +31,6 @@ if TYPE_CHECKING:
 
 GLOB_CHARS = frozenset("*?[")
 PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR")  # set by each agent for its hooks
-SEALED_KEY = "evidence.policyFile"  # what context.sealed_policy reads
-# Where context.client_policy_rev reads the policy, first found first.
-POLICY_REFS = ("refs/remotes/origin/main", "refs/heads/main", "HEAD")
 MAX_GLOB_MATCHES = 10_000  # a shell word's matches judged; past that, the word as written
 
 
@@ -67,8 +64,8 @@ def run(args: argparse.Namespace) -> int:
         resolved = [(t, p) for t, p in _resolved(found, cwd, top) if p is not None]
         if not resolved:
             return 0
-        policy, git, refs = ahead.policy(top)
-        denials = tool_calls.judge(resolved, policy, lambda paths: ahead.existing(git, refs, paths))
+        policy, git, _refs, base = ahead.policy(top)
+        denials = tool_calls.judge(resolved, policy, lambda paths: ahead.existing(git, base, paths))
     if not denials:
         if args.verbose:
             shown = ", ".join(tool_calls.show(p) for _t, p in resolved)
@@ -99,7 +96,7 @@ class _Ahead:
     hooks read the policy from (``origin``'s main, main, else HEAD) and the policy file
     of the first, by its commit's id.
 
-    ``context.client_policy`` decides with these answers: it reads no other ref unless
+    ``in_force.resolve`` decides with these answers: it reads no other ref unless
     the policy names another base branch, and then it is asked again with every ref."""
 
     def __init__(self, where: str) -> None:
@@ -112,7 +109,7 @@ class _Ahead:
         self._cat = CatFile(self._git)
         self._top: subprocess.CompletedProcess[bytes] | None = None
         self._sealed: str | None = None
-        self._refs: dict[str, Oid] = {}  # the refs client_policy reads, those that exist
+        self._refs: dict[str, Oid] = {}  # the refs resolve reads, those that exist
         # commit id → its policy file's blob id and bytes
         self._blobs: dict[str, tuple[Oid, bytes] | None] = {}
         self._errors: list[Exception | None] = [None] * 3
@@ -134,6 +131,8 @@ class _Ahead:
             if which == 0:
                 self._top = self._git.attempt("rev-parse", "--show-toplevel")
             elif which == 1:
+                from git_evidence.plumbing.in_force import SEALED_KEY
+
                 self._sealed = self._git.config_get(SEALED_KEY)
             else:
                 self._policy_blob()
@@ -141,9 +140,10 @@ class _Ahead:
             self._errors[which] = exc
 
     def _policy_blob(self) -> None:
+        from git_evidence.plumbing.in_force import client_refs
         from git_evidence.policy.schema import POLICY_FILE
 
-        for name in POLICY_REFS:
+        for name in client_refs(None):
             if name == "HEAD" and self._refs:
                 break  # HEAD is read only when neither main is there
             named = self._cat.get(name)
@@ -169,11 +169,11 @@ class _Ahead:
             return None
         raise GitError(list(done.args), done.returncode, done.stdout, done.stderr)
 
-    def policy(self, top: str) -> tuple[Policy, Git, dict[str, Oid]]:
-        """The policy in force (``context.client_policy``), a git for ``top`` that
-        has the answers already, and the refs it was read with."""
-        from git_evidence.plumbing.context import DEFAULT_BASE, client_policy
+    def policy(self, top: str) -> tuple[Policy, Git, dict[str, Oid], Oid | None]:
+        """The policy in force (``in_force.resolve``), a git for ``top`` that has the
+        answers already, the refs it was read with, and the commit it was read from."""
         from git_evidence.plumbing.git import Git
+        from git_evidence.plumbing.in_force import DEFAULT_BASE, SEALED_KEY, resolve
         from git_evidence.policy.schema import POLICY_FILE
 
         for thread in self._threads[1:]:
@@ -194,21 +194,19 @@ class _Ahead:
 
         git = Answered(cwd=top)
         refs = self._refs
-        policy = client_policy(git, None, refs, cached=False)
-        if policy.base != DEFAULT_BASE:  # it reads that branch's refs too: ask them all
+        found = resolve(git, refs=refs, cached=False)
+        if found.policy.base != DEFAULT_BASE:  # it reads that branch's refs too: ask them all
             refs = git.refs()
-            policy = client_policy(git, None, refs, cached=False)
-        return policy, git, refs
+            found = resolve(git, refs=refs, cached=False)
+        return found.policy, git, refs, found.rev
 
-    def existing(self, git: Git, refs: dict[str, Oid], paths: list[str]) -> set[str]:
+    def existing(self, git: Git, base: Oid | None, paths: list[str]) -> set[str]:
         """Which of ``paths`` are test code already: in HEAD or at the base (where the
         policy is read), spelled as given or as a disk that folds case spells it."""
         from git_evidence.plumbing import batch
-        from git_evidence.plumbing.context import client_policy_rev
 
         top = git.cwd or "."
         revs = ["HEAD"]
-        base = client_policy_rev(git, None, refs)
         if base is not None:
             revs.append(base)
         specs: list[str] = []

@@ -21,8 +21,9 @@ from git_evidence.install.hooks import (
     hook_script,
     notes_refspecs,
 )
-from git_evidence.plumbing.context import client_policy, open_repo
+from git_evidence.plumbing.context import open_repo
 from git_evidence.plumbing.git import Git
+from git_evidence.plumbing.in_force import resolve
 from git_evidence.policy.parsing import read_sealed
 from git_evidence.policy.schema import Policy
 
@@ -131,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         # The notes refs the policy in force names: the locks' and the verdicts'.
         try:
-            policy = client_policy(git, None, git.refs())
+            policy = resolve(git).policy
         except PolicyError as exc:  # the hooks still go in; they refuse until it is fixed
             warning = (
                 f"the policy in force does not parse ({exc.message}); "

@@ -17,8 +17,9 @@ import sys
 from collections.abc import Sequence
 
 from git_evidence.core.errors import EXIT_ALLOW, EXIT_REFUSE, UsageError
-from git_evidence.plumbing.context import chosen_policy, open_repo
+from git_evidence.plumbing.context import open_repo
 from git_evidence.plumbing.git import Git
+from git_evidence.plumbing.in_force import resolve
 from git_evidence.policy import labels
 
 HEADER = f"""\
@@ -30,7 +31,7 @@ CI_VARIABLES = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "JENKINS_URL",
 
 def run(args: argparse.Namespace) -> int:
     git = open_repo(None)
-    policy = chosen_policy(git, None)
+    policy = resolve(git).policy
     top = git.text("rev-parse", "--show-toplevel")
     extra = args.pytest_args[1:] if args.pytest_args[:1] == ["--"] else args.pytest_args
     python = project_python(getattr(args, "python", None))

@@ -16,8 +16,9 @@ from git_evidence.lock import pinning
 from git_evidence.lock.record import Lock
 from git_evidence.lock.store import resolve_commit
 from git_evidence.plumbing import notes
-from git_evidence.plumbing.context import chosen_policy, is_draft, require_commit
+from git_evidence.plumbing.context import require_commit
 from git_evidence.plumbing.git import Git
+from git_evidence.plumbing.in_force import resolve
 from git_evidence.policy.schema import Policy
 from git_evidence.terminal.progress import Progress
 
@@ -30,7 +31,7 @@ FETCHED = "refs/notes/git-evidence-fetched"
 def run(args: argparse.Namespace) -> int:
     git = Git()
     rev = resolve_commit(git, args.rev) or require_commit(git, args.rev)
-    policy = chosen_policy(git, None, args.policy)
+    policy = resolve(git, draft=args.policy).policy
     if args.push is not None:
         return _pin_and_push(git, args.push, rev, policy, args)
     pinned, written = _pin(git, rev, policy)
@@ -85,7 +86,7 @@ def _say(
         return
     for warning in warnings:
         print(f"git-evidence: warning: {warning}", file=sys.stderr)
-    if is_draft(policy):
+    if policy.origin == "draft":
         print(f"git-evidence: lock roots and notes ref from the {policy.source}", file=sys.stderr)
     state = "pinned" if written else "already pinned, unchanged"
     print(

@@ -10,8 +10,9 @@ import json
 import sys
 
 from git_evidence.core.errors import PREFIX
-from git_evidence.plumbing.context import chosen_policy_read, policy_in_waiting
+from git_evidence.plumbing.context import policy_in_waiting
 from git_evidence.plumbing.git import Git
+from git_evidence.plumbing.in_force import resolve
 from git_evidence.policy.render import policy_toml
 
 # What the TOML below the header is for: a file, or a draft to try.
@@ -20,10 +21,9 @@ TOML_INTRO = "# as TOML: paste it into .git-evidence.toml, or try it with --poli
 
 def run(args: argparse.Namespace) -> int:
     git = Git()
-    policy, ref, rev = chosen_policy_read(
-        git, args.base, args.policy, server=bool(args.server and not args.base)
-    )
-    waiting = None if args.server or args.base else policy_in_waiting(git, policy, ref, rev)
+    found = resolve(git, draft=args.policy, at=args.base, server=bool(args.server))
+    policy, ref, rev = found
+    waiting = None if args.server or args.base else policy_in_waiting(git, found)
     read_from = None if ref is None else {"ref": ref, "commit": rev}
     if args.format == "json":
         doc = {

@@ -16,8 +16,9 @@ from git_evidence.core.errors import EXIT_ERROR, PREFIX, EvidenceError
 from git_evidence.gate.ranges import parse_receive_lines
 from git_evidence.gate.report import WIDTH, wrap
 from git_evidence.lock import pinning
-from git_evidence.plumbing.context import judged_refs, server_aliases, server_policy, server_view
+from git_evidence.plumbing.context import judged_refs, server_aliases, server_view
 from git_evidence.plumbing.git import Git
+from git_evidence.plumbing.in_force import resolve
 from git_evidence.policy.identity import server_pusher
 from git_evidence.terminal import console
 
@@ -36,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     updates = parse_receive_lines(sys.stdin.buffer.read())
     git = Git()
     refs, symrefs = git.refs_and_symrefs()
-    policy = server_policy(git, refs)
+    policy = resolve(git, refs=refs, server=True).policy
     who = server_pusher(os.environ)
     # A push through a symbolic ref moved the ref it names: pin that one.
     guarded = {*server_view(refs, policy).protected, policy.notes_ref}

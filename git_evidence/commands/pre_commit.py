@@ -16,8 +16,8 @@ from git_evidence.core.paths import Change
 from git_evidence.gate import carried, decision, staged
 from git_evidence.gate.report import Report
 from git_evidence.plumbing import lookups
-from git_evidence.plumbing.context import client_policy
 from git_evidence.plumbing.git import Git
+from git_evidence.plumbing.in_force import resolve
 from git_evidence.policy.identity import Identity, client_identity
 from git_evidence.policy.schema import POLICY_FILE
 from git_evidence.rules.table import CLIENT_POLICY_FIX
@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> Report:
         change = staged.staged_changes(git)
         who = client_identity(git.config_bool("evidence.trusted"))
         try:
-            policy = client_policy(git, None, refs)
+            policy = resolve(git, refs=refs).policy
         except PolicyError as exc:
             return _broken_policy(git, exc, change.changes, who)
         return decision.decide(staged.gather(git, change, policy), policy, who)

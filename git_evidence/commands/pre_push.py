@@ -19,8 +19,9 @@ from git_evidence.gate import pipeline
 from git_evidence.gate.ranges import parse_push_lines
 from git_evidence.gate.report import Report
 from git_evidence.plumbing import lookups
-from git_evidence.plumbing.context import client_policy, client_view
+from git_evidence.plumbing.context import client_view
 from git_evidence.plumbing.git import Git
+from git_evidence.plumbing.in_force import resolve
 from git_evidence.policy.identity import client_identity
 from git_evidence.rules.table import CLIENT_POLICY_FIX
 from git_evidence.terminal import console
@@ -54,7 +55,7 @@ def run(args: argparse.Namespace) -> Report:
                 console.say(notice)
         refs = git.refs()
         try:
-            policy = client_policy(git, remote, refs)
+            policy = resolve(git, refs=refs, remote=remote).policy
         except PolicyError as exc:
             exc.fix = (
                 f"{CLIENT_POLICY_FIX}; when the remote's base branch carries the broken "

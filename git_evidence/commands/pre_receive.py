@@ -14,10 +14,10 @@ from git_evidence.plumbing import lookups
 from git_evidence.plumbing.context import (
     judged_refs,
     server_aliases,
-    server_policy,
     server_view,
 )
 from git_evidence.plumbing.git import Git
+from git_evidence.plumbing.in_force import resolve
 from git_evidence.policy.identity import server_pusher
 from git_evidence.policy.schema import Policy
 
@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> Report:
     with lookups.live(git):
         time_budget.PROGRESS.stage = "reading the policy"
         refs, symrefs = git.refs_and_symrefs()
-        policy = server_policy(git, refs)
+        policy = resolve(git, refs=refs, server=True).policy
         time_budget.start(policy.time_budget_s)
         view = server_view(refs, policy)
         aliases = server_aliases(git, refs, symrefs, updates)

@@ -19,8 +19,9 @@ from git_evidence.core.records import iso_utc
 from git_evidence.ledger import quota
 from git_evidence.ledger.freezes import append_lines
 from git_evidence.plugin.retries import retries_from_junit
-from git_evidence.plumbing.context import chosen_policy, open_repo
+from git_evidence.plumbing.context import open_repo
 from git_evidence.plumbing.git import Git
+from git_evidence.plumbing.in_force import resolve
 from git_evidence.policy.identity import WRITER_KEY, line_writer
 from git_evidence.policy.labels import NONDETERMINISTIC
 from git_evidence.policy.schema import Policy
@@ -30,7 +31,7 @@ RECENT = 10
 
 def run(args: argparse.Namespace) -> int:
     git = open_repo(None)
-    policy = chosen_policy(git, None)
+    policy = resolve(git).policy
     if args.verb == "status":
         return _status(git, policy, args.rev, args.format)
     if args.verb == "spend":

@@ -13,14 +13,15 @@ from git_evidence.core.errors import EXIT_ALLOW, EXIT_REFUSE
 from git_evidence.judge import record as verdict_record
 from git_evidence.judge.text import to_text
 from git_evidence.lock import store
-from git_evidence.plumbing.context import chosen_policy, require_commit
+from git_evidence.plumbing.context import require_commit
 from git_evidence.plumbing.git import Git
+from git_evidence.plumbing.in_force import resolve
 
 
 def run(args: argparse.Namespace) -> int:
     git = Git()
     rev = require_commit(git, args.rev)
-    policy = chosen_policy(git, None)
+    policy = resolve(git).policy
     notes_ref = policy.judge.notes_ref
     blob = store.own_notes(git, notes_ref, [rev])[0].get(rev)
     if blob is None:

@@ -4,7 +4,7 @@ evidence commit and a product commit.
 
 "Mixed" is the gate's own verdict: the commits stream through the same ``diff-tree``
 and classifier as a push (raw_diff.parse_raw, summaries.summarize) under the policy the
-client hooks use (context.chosen_policy). The new commits are built from git objects
+client hooks use (in_force.resolve). The new commits are built from git objects
 (objects.py): the working tree and the index are never read or written, and since
 every commit after a split keeps its own tree, the branch tip keeps its tree too.
 Author and committer (names, emails, dates) are copied from the commit split, so the
@@ -29,8 +29,8 @@ from git_evidence.core.facts import CommitDiff
 from git_evidence.core.oids import Oid
 from git_evidence.core.paths import EVIDENCE_CLASSES, Classifier, PathClass
 from git_evidence.plumbing.batch import CatFile
-from git_evidence.plumbing.context import chosen_policy
 from git_evidence.plumbing.git import Git
+from git_evidence.plumbing.in_force import resolve
 from git_evidence.plumbing.objects import (
     TreeBuilder,
     TreeEdit,
@@ -116,7 +116,7 @@ def _split(git: Git, args: argparse.Namespace, *, dry_run: bool) -> Outcome:
             "--evidence-branch takes one commit, not a range",
             fix="split the range first, or one commit with --evidence-branch",
         )
-    policy = chosen_policy(git, None, getattr(args, "policy", None))
+    policy = resolve(git, draft=getattr(args, "policy", None)).policy
     with CatFile(git) as cat, TreeBuilder(git, cat) as trees:
         splitter = _Splitter(git, cat, trees, policy, args.order, dry_run)
         if args.range:

@@ -30,8 +30,9 @@ from git_evidence.lock.disk import worktree_manifest
 from git_evidence.lock.record import LockInvalid
 from git_evidence.lock.scan import scan_note
 from git_evidence.plumbing import lookups
-from git_evidence.plumbing.context import draft_policy, policy_at, require_commit
+from git_evidence.plumbing.context import require_commit
 from git_evidence.plumbing.git import Git
+from git_evidence.plumbing.in_force import resolve
 from git_evidence.policy.identity import client_identity
 from git_evidence.policy.schema import Policy
 
@@ -51,7 +52,7 @@ def _verify(git: Git, args: argparse.Namespace) -> int:
     base: Oid | None
     if args.base:  # the policy is read there: no refs to list unless a range is judged
         base = require_commit(git, args.base)
-        policy = draft_policy(args.policy) if args.policy else policy_at(git, base)
+        policy = resolve(git, draft=args.policy, at=base).policy
     else:
         from git_evidence.gate.checking import policy_and_base
 

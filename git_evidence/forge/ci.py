@@ -31,8 +31,8 @@ from git_evidence.gate import pipeline
 from git_evidence.gate.checking import default_base
 from git_evidence.gate.report import Report
 from git_evidence.ledger.freezes import freeze_notes
-from git_evidence.plumbing.context import client_policy, policy_at, sealed_policy
 from git_evidence.plumbing.git import Git
+from git_evidence.plumbing.in_force import resolve
 from git_evidence.policy.identity import Identity
 from git_evidence.rules.table import SEVERITY
 
@@ -66,9 +66,7 @@ def judge_request(git: Git, request: Request, *, as_name: str | None, fetch: boo
             f"{request.base[:12]}, the tip before the push, is not on {REMOTE} any more "
             "(a force push): judged against the base branch"
         )
-    policy = sealed_policy(git) or (
-        policy_at(git, base) if base else client_policy(git, REMOTE, refs)
-    )
+    policy = resolve(git, at=base, refs=refs, remote=REMOTE).policy
     wants_notes = fetch and policy.notes_ref not in refs and _has_remote(git)
     if wants_notes and git.fetch_ref(REMOTE, policy.notes_ref, policy.notes_ref):
         refs = git.refs()

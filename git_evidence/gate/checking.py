@@ -8,15 +8,9 @@ from git_evidence.core.oids import Oid, zero_oid
 from git_evidence.gate import pipeline
 from git_evidence.gate.report import Report
 from git_evidence.ledger.freezes import freeze_notes
-from git_evidence.plumbing.context import (
-    DEFAULT_BASE,
-    client_policy,
-    draft_policy,
-    policy_at,
-    require_commit,
-    tracking_ref,
-)
+from git_evidence.plumbing.context import require_commit
 from git_evidence.plumbing.git import Git
+from git_evidence.plumbing.in_force import DEFAULT_BASE, resolve, tracking_ref
 from git_evidence.policy.identity import Identity
 from git_evidence.policy.schema import Policy
 
@@ -29,8 +23,8 @@ def policy_and_base(
     (``draft``) replaces the policy, never the base."""
     if base:
         commit = require_commit(git, base)
-        return (draft_policy(draft) if draft else policy_at(git, commit)), commit
-    policy = draft_policy(draft) if draft else client_policy(git, None, refs)
+        return resolve(git, draft=draft, at=commit).policy, commit
+    policy = resolve(git, draft=draft, refs=refs).policy
     return policy, default_base(git, refs, policy.base)
 
 

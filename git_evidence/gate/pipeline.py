@@ -291,7 +291,7 @@ def _touches(summary: CommitSummary, klass: paths.PathClass, path: str) -> bool:
 def _sealed(policy: Policy) -> bool:
     """A policy sealed on the server (``evidence.policyFile``), or a draft tried with
     ``--policy``, wins over any file a commit carries, its ``[labels].path`` included."""
-    return policy.source.startswith(("sealed:", "draft policy "))
+    return policy.origin in ("sealed", "draft")
 
 
 def _labels_touched(

@@ -43,16 +43,11 @@ from git_evidence.judge.scorecard import Sealed
 from git_evidence.judge.signals import active_freezes, any_disagreement, signals_from_runs
 from git_evidence.judge.text import explain
 from git_evidence.lock import store
-from git_evidence.plumbing.context import (
-    client_policy_rev,
-    draft_policy,
-    policy_at,
-    require_commit,
-    sealed_policy,
-    tracking_ref,
-)
+from git_evidence.plumbing.context import require_commit
 from git_evidence.plumbing.git import Git
+from git_evidence.plumbing.in_force import resolve, tracking_ref
 from git_evidence.policy.identity import WRITER_KEY, line_writer, server_pusher
+from git_evidence.policy.parsing import recorded_origin
 from git_evidence.policy.properties import JudgeProperty
 from git_evidence.policy.schema import Policy
 from git_evidence.sandbox import repo_state, runner
@@ -69,9 +64,8 @@ def judge(git: Git, request: Request) -> dict[str, Any]:
     check(request)
     refs = git.refs()
     candidate = None if request.patch else require_commit(git, request.candidate or "HEAD")
-    draft = draft_policy(request.policy) if request.policy else None
     head = candidate or require_commit(git, "HEAD")
-    policy, base = judge_base(git, refs, request.base, head, draft)
+    policy, base = judge_base(git, refs, request.base, head, request.policy)
     props = select_properties(policy, request)
     shard = None
     if request.shard:
@@ -98,9 +92,9 @@ def _merged(git: Git, request: Request) -> dict[str, Any]:
     record = shards.merge([(path, shards.load(path)) for path in request.merge])
     candidate = require_commit(git, record["candidate"]) if request.note else None
     source = str((record.get("policy") or {}).get("source", ""))
-    if request.note and (request.policy or source.startswith("draft policy ")):
+    if request.note and (request.policy or recorded_origin(source) == "draft"):
         raise draft_note(source if not request.policy else "")
-    policy = sealed_policy(git) or policy_at(git, record["base"])
+    policy = resolve(git, at=record["base"]).policy
     _publish(git, policy, record, candidate, request)
     return record
 
@@ -113,35 +107,31 @@ def _publish(
 
 
 def judge_base(
-    git: Git, refs: dict[str, Oid], base_arg: str | None, head: Oid, draft: Policy | None = None
+    git: Git, refs: dict[str, Oid], base_arg: str | None, head: Oid, draft: str | None = None
 ) -> tuple[Policy, Oid]:
     """``--base``, else the merge-base of the candidate with ``rules.base`` (the
-    remote's copy when this clone has one); and the policy there, unless sealed, or a
-    draft (``--policy FILE``) replaces it."""
-    sealed = draft or sealed_policy(git)
-    guide_rev = None
+    remote's copy when this clone has one); and the policy in force there
+    (``in_force.resolve``: a draft, ``--policy FILE``, or a sealed file first)."""
+    guide = None
     if base_arg:
         base = require_commit(git, base_arg)
     else:
-        guide = sealed
-        if guide is None:
-            guide_rev = client_policy_rev(git, None, refs)
-            guide = policy_at(git, guide_rev)
-        tip = tracking_ref("origin", guide.base, refs) or (
-            guide.base if guide.base in refs else None
+        guide = resolve(git, draft=draft, refs=refs)
+        tip = tracking_ref("origin", guide.policy.base, refs) or (
+            guide.policy.base if guide.policy.base in refs else None
         )
         if tip is None:
             raise UsageError(
-                f"no {guide.base} here to find the base from",
+                f"no {guide.policy.base} here to find the base from",
                 fix="fetch it (git fetch origin) or pass --base REF",
             )
         found = git.merge_base(refs[tip], head)
         if found is None:
             raise UsageError(f"the candidate shares no history with {tip}", fix="pass --base REF")
         base = found
-        if sealed is None and base == guide_rev:
-            return guide, base  # read already
-    return sealed or policy_at(git, base), base
+        if guide.rev == base or guide.origin in ("draft", "sealed"):
+            return guide.policy, base  # read already
+    return resolve(git, draft=draft, at=base).policy, base
 
 
 class _Judgement:

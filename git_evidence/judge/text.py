@@ -25,6 +25,7 @@ from git_evidence.judge.classes import (
     Flake,
     Signals,
 )
+from git_evidence.policy.parsing import recorded_origin
 from git_evidence.policy.properties import JUNIT_PLACEHOLDER
 
 if TYPE_CHECKING:  # a data type only
@@ -244,7 +245,7 @@ def to_text(record: Mapping[str, Any]) -> str:
         f"pin {pin_text}"
     )
     source = str((record.get("policy") or {}).get("source", ""))
-    if source.startswith("draft policy "):
+    if recorded_origin(source) == "draft":
         lines.append(f"  policy: {source}")
     if (record.get("sandbox") or {}).get("kind") == "none":
         lines.append(

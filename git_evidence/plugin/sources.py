@@ -125,7 +125,8 @@ def _from_files(labels_file: str, quota_file: str | None) -> Sources:
 def _from_repository(root: str, quota_file: str | None) -> Sources:
     from git_evidence.core.errors import UsageError
     from git_evidence.plumbing.batch import CatFile
-    from git_evidence.plumbing.context import client_policy, local_base, open_repo, sealed_labels
+    from git_evidence.plumbing.context import local_base, open_repo, sealed_labels
+    from git_evidence.plumbing.in_force import resolve
 
     try:
         git = open_repo(root)
@@ -136,7 +137,7 @@ def _from_repository(root: str, quota_file: str | None) -> Sources:
             "(git evidence judge sets EVIDENCE_LABELS_FILE)",
         ) from None
     refs = git.refs()
-    policy = client_policy(git, None, refs)
+    policy = resolve(git, refs=refs).policy
     base, how = local_base(git, policy, refs)
     blobs: dict[str, bytes | None] = {policy.labels_path: None, policy.quota_path: None}
     if base is not None:
@@ -165,18 +166,18 @@ def _from_repository(root: str, quota_file: str | None) -> Sources:
     )
 
 
-def _quota(data: bytes | None, source: str) -> tuple[int, str, int]:
+def _quota(data: bytes | None, read_from: str) -> tuple[int, str, int]:
     """Retries remaining, where the quota was read, and how many were ever granted."""
     if data is None:
-        if source.startswith("base:"):
-            source = f"no {source.removeprefix('base:')} at the base"
-        return 0, source, 0
+        if read_from.startswith("base:"):
+            read_from = f"no {read_from.removeprefix('base:')} at the base"
+        return 0, read_from, 0
     entries, problems = quota_mod.parse_quota(data)
     if problems:
         first = problems[0]
-        raise pytest.UsageError(f"evidence: {source}:{first.line}: {first.message}")
+        raise pytest.UsageError(f"evidence: {read_from}:{first.line}: {first.message}")
     granted = sum(e.amount for e in entries if e.kind == quota_mod.GRANT)
-    return max(0, quota_mod.remaining(entries)), source, granted
+    return max(0, quota_mod.remaining(entries)), read_from, granted
 
 
 class RetryBudget:

@@ -1,5 +1,6 @@
-"""Where a judgement stands: the policy in force and the refs it is judged against,
-on the server (its current refs) or on a client (what it knows of the remote)."""
+"""Where a judgement stands: the refs it is judged against, on the server (its current
+refs) or on a client (what it knows of the remote). Which policy is in force is
+``in_force.py``'s one answer."""
 
 from __future__ import annotations
 
@@ -9,61 +10,14 @@ from typing import TYPE_CHECKING
 
 from git_evidence.core.errors import PolicyError, UsageError
 from git_evidence.core.oids import Oid
-from git_evidence.plumbing import policy_cache
 from git_evidence.plumbing.git import Git
-from git_evidence.policy.parsing import BASE_SOURCE, load_at, parse_policy, read_sealed
+from git_evidence.plumbing.in_force import InForce, policy_at, resolve, tracking_ref
 from git_evidence.policy.schema import POLICY_FILE, Policy
 
 if TYPE_CHECKING:  # imported where they are built: reading the policy needs neither
     from git_evidence.core.facts import RefUpdate, RefView
 
-DEFAULT_BASE = "refs/heads/main"
-
-
-def sealed_policy(git: Git) -> Policy | None:
-    path = git.config_get("evidence.policyFile")
-    return read_sealed(path) if path else None
-
-
-def policy_at(git: Git, rev: str | None, cached: bool = True) -> Policy:
-    """The policy ``rev`` carries (the defaults when it has none), parsed once per blob
-    (``policy_cache.py``). ``cached=False`` for a reader that must not trust what the
-    git directory keeps (the guard: the agent it judges can write there)."""
-    if not rev:
-        return load_at(None, rev)
-    found = git.blob_and_id_at(rev, POLICY_FILE)
-    if found is None:
-        return load_at(None, rev)
-    blob, data = found
-    kept = policy_cache.get(git, blob, BASE_SOURCE) if cached else None
-    if kept is not None:
-        return kept
-    policy = load_at(data, rev)
-    if cached:
-        policy_cache.put(git, blob, policy)
-    return policy
-
-
-def server_policy(git: Git, refs: dict[str, Oid]) -> Policy:
-    """Sealed file, else the file at the tip of the base branch as the server has it
-    before this push. The first read is from the branch HEAD names (the default
-    branch); when that policy names another base, the policy there is the one."""
-    sealed = sealed_policy(git)
-    if sealed is not None:
-        return sealed
-    code, out = git.run("symbolic-ref", "-q", "HEAD", ok_codes=(0, 1, 128))
-    head = out.decode().strip() if code == 0 else DEFAULT_BASE
-    policy = policy_at(git, refs.get(head))
-    if policy.base != head and policy.base in refs:
-        again = policy_at(git, refs[policy.base])
-        if again.base != policy.base:
-            raise PolicyError(
-                again.source,
-                f"the policy on {policy.base} names {again.base} as base; they must agree",
-                key="rules.base",
-            )
-        policy = again
-    return policy
+__all__ = ["policy_at"]  # what a commit carries, for readers of a given commit
 
 
 def policy_after_push(
@@ -78,7 +32,7 @@ def policy_after_push(
         else:
             after[update.ref] = update.new
     try:
-        server_policy(git, after)
+        resolve(git, refs=after, server=True)
     except PolicyError as exc:
         return exc.message
     return None
@@ -138,57 +92,6 @@ def judged_refs(
     return judged, notes
 
 
-def tracking_ref(remote: str | None, ref: str, refs: dict[str, Oid]) -> str | None:
-    """``refs/heads/X`` on ``remote`` → ``refs/remotes/<remote>/X`` when this clone has
-    it."""
-    if remote is None or not ref.startswith("refs/heads/"):
-        return None
-    name = f"refs/remotes/{remote}/{ref[len('refs/heads/') :]}"
-    return name if name in refs else None
-
-
-def client_policy_rev(git: Git, remote: str | None, refs: dict[str, Oid]) -> Oid | None:
-    """Where a client reads the policy: the remote's base branch as last fetched, else
-    the local base branch, else HEAD."""
-    return _client_policy_ref(git, remote, refs)[1]
-
-
-def _client_policy_ref(
-    git: Git, remote: str | None, refs: dict[str, Oid]
-) -> tuple[str, Oid | None]:
-    for candidate in (
-        tracking_ref(remote or "origin", DEFAULT_BASE, refs),
-        DEFAULT_BASE if DEFAULT_BASE in refs else None,
-    ):
-        if candidate:
-            return candidate, refs[candidate]
-    return "HEAD", git.resolve_commit("HEAD")
-
-
-def client_policy(
-    git: Git, remote: str | None, refs: dict[str, Oid], cached: bool = True
-) -> Policy:
-    return client_policy_read(git, remote, refs, cached)[0]
-
-
-def client_policy_read(
-    git: Git, remote: str | None, refs: dict[str, Oid], cached: bool = True
-) -> tuple[Policy, str | None, Oid | None]:
-    """The client's policy, and the ref and commit it was read from (``None, None``
-    for a sealed file)."""
-    sealed = sealed_policy(git)
-    if sealed is not None:
-        return sealed, None, None
-    ref, rev = _client_policy_ref(git, remote, refs)
-    policy = policy_at(git, rev, cached)
-    tracked = tracking_ref(remote or "origin", policy.base, refs)
-    if policy.base != DEFAULT_BASE and (tracked or policy.base in refs):
-        ref = tracked or policy.base
-        rev = refs[ref]
-        policy = policy_at(git, rev, cached)
-    return policy, ref, rev
-
-
 def client_view(remote: str | None, refs: dict[str, Oid], policy: Policy) -> RefView:
     """The server's refs as this clone last saw them: its remote-tracking refs, else
     (a push to a URL, or a remote never fetched) the local branches of the same names,
@@ -230,40 +133,6 @@ def require_commit(git: Git, rev: str) -> Oid:
     if oid is None:
         raise UsageError(f"{rev!r} does not name a commit")
     return oid
-
-
-def chosen_policy(git: Git, base: str | None, draft: str | None = None) -> Policy:
-    """``--policy FILE`` when given, else the policy at ``--base REF``, else where a
-    client reads it."""
-    if draft:
-        return draft_policy(draft)
-    if base:
-        return policy_at(git, require_commit(git, base))
-    return client_policy(git, None, git.refs())
-
-
-DRAFT_SOURCE = "draft policy {path} (not in force)"
-
-
-def draft_policy(path: str) -> Policy:
-    """``--policy FILE``: a policy tried before it is in force. Read from the file as
-    given (relative to the current directory); its errors name the file, and every
-    report names it as a draft."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        raise UsageError(
-            f"cannot read the draft policy {path}: {exc.strerror}",
-            fix="name a policy file (e.g. --policy .git-evidence.toml)",
-        ) from None
-    return parse_policy(data, path)._replace(source=DRAFT_SOURCE.format(path=path))
-
-
-def is_draft(policy: Policy) -> bool:
-    """Whether ``policy`` came from ``--policy FILE`` rather than from where it is in
-    force."""
-    return policy.source.startswith("draft policy ")
 
 
 def local_base(git: Git, policy: Policy, refs: dict[str, Oid]) -> tuple[Oid | None, str]:
@@ -309,31 +178,12 @@ def labels_bytes(git: Git, policy: Policy, base: str | None) -> tuple[bytes | No
     return (git.blob_at(base, policy.labels_path) if base else None), source
 
 
-def chosen_policy_read(
-    git: Git, base: str | None, draft: str | None = None, *, server: bool = False
-) -> tuple[Policy, str | None, Oid | None]:
-    """``chosen_policy`` (or with ``server`` the pre-receive's), and the ref and commit
-    it was read from (``None, None`` for a draft or a sealed file; with ``--base REF``
-    the ref is REF as given)."""
-    if draft:
-        return draft_policy(draft), None, None
-    if base:
-        commit = require_commit(git, base)
-        return policy_at(git, commit), base, commit
-    refs = git.refs()
-    if not server:
-        return client_policy_read(git, None, refs)
-    policy = server_policy(git, refs)
-    if policy.source.startswith("sealed:"):
-        return policy, None, None
-    return policy, policy.base, refs.get(policy.base)
-
-
-def policy_in_waiting(git: Git, policy: Policy, ref: str | None, rev: Oid | None) -> str | None:
+def policy_in_waiting(git: Git, found: InForce) -> str | None:
     """A warning when HEAD's policy file differs from the one in force (read from
-    ``ref`` at ``rev``): a committed change is not in force until it reaches the base
-    branch. None when they agree, or when the policy is a draft or sealed."""
-    if ref is None or ref == "HEAD" or is_draft(policy):
+    ``found.ref`` at ``found.rev``): a committed change is not in force until it reaches
+    the base branch. None when they agree, or when the policy is a draft or sealed."""
+    policy, ref, rev = found
+    if ref is None or ref == "HEAD" or found.origin not in ("base", "default"):
         return None
     head = git.resolve_commit("HEAD")
     if head is None or head == rev:

@@ -81,7 +81,7 @@ def get(git: Git, blob: Oid, source: str) -> Policy | None:
             signature, values = marshal.load(handle)
         if signature != _signature() or not signature:
             return None
-        return from_plain(values)._replace(source=source)
+        return from_plain(values)._replace(source=source, origin="base")
     except (OSError, EOFError, ValueError, TypeError):
         return None
 

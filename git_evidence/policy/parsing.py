@@ -24,6 +24,7 @@ from git_evidence.policy.schema import (
     MAX_WINDOW_HOURS,
     POLICY_FILE,
     TABLE_KEYS,
+    Origin,
     Policy,
     ref_matcher,
 )
@@ -153,7 +154,8 @@ def parse_policy(data: bytes, source: str) -> Policy:
     values.update(judge_section(reader, doc.get("judge", {}), lock_ref))
     values.update(_labels(reader, doc.get("labels", {})))
     _distinct_files(reader, values)
-    return Policy(**values)
+    # A file's policy; read_sealed, in_force's draft and the guard's pin say otherwise.
+    return Policy(**values, origin="base")
 
 
 def _paths(reader: _Reader, table: dict[str, Any]) -> dict[str, Any]:
@@ -324,15 +326,34 @@ def read_sealed(path: str) -> Policy:
             data = handle.read()
     except OSError as exc:
         raise PolicyError(source, f"cannot read the sealed policy: {exc.strerror}") from None
-    return parse_policy(data, source)
+    return parse_policy(data, source)._replace(origin="sealed")
 
 
 BASE_SOURCE = f"base:{POLICY_FILE}"  # a policy read from a commit
+DRAFT_SOURCE = "draft policy {path} (not in force)"  # --policy FILE
+PINNED_SOURCE = "pinned:{path}"  # the agent guard's copy
+# How each origin's source text begins, for a record that keeps only the text.
+_SOURCE_STARTS: tuple[tuple[str, Origin], ...] = (
+    ("draft policy ", "draft"),
+    ("sealed:", "sealed"),
+    ("pinned:", "pinned"),
+    ("base:", "base"),
+)
+
+
+def recorded_origin(text: str) -> Origin:
+    """Where a policy came from, read back from the source text a record kept of it
+    (a verdict, a shard): the one reader of that text. A live ``Policy`` says it in
+    ``origin``."""
+    for start, origin in _SOURCE_STARTS:
+        if text.startswith(start):
+            return origin
+    return "default"
 
 
 def load_at(blob: bytes | None, rev: str | None) -> Policy:
     """The policy a revision carries: its file, or the defaults when it has none."""
     if blob is None:
         where = f"no {POLICY_FILE} at {rev[:12]}" if rev else "no base revision"
-        return Policy(source=f"built-in defaults ({where})")
+        return Policy(source=f"built-in defaults ({where})", origin="default")
     return parse_policy(blob, BASE_SOURCE)

@@ -28,6 +28,12 @@ POLICY_FILE = ".git-evidence.toml"
 # (rules.table.ALLOW, HOLD, REJECT) and what [rules] sets for other_path, added_test and
 # test_edit. Defined here, where the policy reads it: the rules type against the policy.
 Decision = Literal["allow", "hold", "reject"]
+# Where the policy in force came from (``plumbing/in_force.py`` says which, and only it
+# sets it): a draft tried with ``--policy FILE``; the file sealed outside the repository
+# (``evidence.policyFile``); the agent guard's pinned copy; a commit's file; the
+# built-in defaults (no file where it was read).
+Origin = Literal["draft", "sealed", "pinned", "base", "default"]
+ORIGINS: Final[tuple[Origin, ...]] = ("draft", "sealed", "pinned", "base", "default")
 DECISIONS: Final[tuple[Decision, ...]] = ("allow", "hold", "reject")
 
 DEFAULT_PATHS: Mapping[PathClass, tuple[str, ...]] = MappingProxyType(
@@ -97,6 +103,7 @@ class Policy(NamedTuple):
     # not write evidence, is allowed as a proposal (rule evidence-proposed); false: refused.
     proposals: bool = True
     source: str = "built-in defaults"
+    origin: Origin = "default"  # where it came from; not part of the digest
     judge: JudgeConfig = JudgeConfig()
     verdict_writers: frozenset[str] | None = None  # None: the lock writers
 

@@ -85,7 +85,7 @@ def as_json(outcome: Outcome) -> dict[str, object]:
 def as_text(outcome: Outcome) -> str:
     draft = (
         f"{PREFIX}: classified under the {outcome.policy.source}\n"
-        if outcome.policy.source.startswith("draft policy ")
+        if outcome.policy.origin == "draft"
         else ""
     )
     if not outcome.splits:

@@ -664,12 +664,13 @@ def test_time_budget_must_be_a_sane_number(tmp_path: Path) -> None:
 def test_a_case_variant_of_a_protected_branch_is_protected(server: Path) -> None:
     from git_evidence.core.facts import RefUpdate
     from git_evidence.gate.ranges import plan_updates
-    from git_evidence.plumbing.context import server_policy, server_view
+    from git_evidence.plumbing.context import server_view
     from git_evidence.plumbing.git import Git
+    from git_evidence.plumbing.in_force import resolve
 
     repo = Git(cwd=str(server))
     refs = repo.refs()
-    policy = server_policy(repo, refs)
+    policy = resolve(repo, refs=refs, server=True).policy
     main = refs["refs/heads/main"]
     plans = plan_updates(
         repo,

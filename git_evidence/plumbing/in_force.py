@@ -1,0 +1,166 @@
+"""Which policy is in force: the one answer, ``resolve``, for every hook, command and
+judge. A draft tried with ``--policy FILE`` wins; else the file sealed outside the
+repository (``git config evidence.policyFile``); else the policy a commit carries — the
+commit asked for (``--base REF``, a job's base), or on the server the tip of the base
+branch before the push, or on a client the base branch as this clone knows it
+(the remote's copy, else the local branch, else ``HEAD``) — its file, or the built-in
+defaults when it has none. The agent's guard never comes here: it reads the copy pinned
+when a person installed it (``guard/pinned.py``), origin ``pinned``.
+
+What comes back is an ``InForce``: the policy, where it came from (``origin``, a closed
+set), and the ref and commit it was read from. Callers ask ``origin``; nothing else
+reads a policy's ``source`` text to learn where it came from."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import NamedTuple
+
+from git_evidence.core.errors import PolicyError, UsageError
+from git_evidence.core.oids import Oid, is_oid
+from git_evidence.plumbing import policy_cache
+from git_evidence.plumbing.git import Git
+from git_evidence.policy.parsing import (
+    BASE_SOURCE,
+    DRAFT_SOURCE,
+    load_at,
+    parse_policy,
+    read_sealed,
+)
+from git_evidence.policy.schema import POLICY_FILE, Origin, Policy
+
+DEFAULT_BASE = "refs/heads/main"
+SEALED_KEY = "evidence.policyFile"
+
+
+class InForce(NamedTuple):
+    policy: Policy
+    # The ref and the commit it was read from: None for a draft, a sealed file or a
+    # pinned copy; the ref is "HEAD" when a client had no base branch, ``at`` as given.
+    ref: str | None = None
+    rev: Oid | None = None
+
+    @property
+    def origin(self) -> Origin:
+        return self.policy.origin
+
+
+def client_refs(remote: str | None) -> tuple[str, str, str]:
+    """Where a client looks for the policy first, first found first: the remote's base
+    branch as last fetched, the local base branch, ``HEAD``."""
+    return (f"refs/remotes/{remote or 'origin'}/main", DEFAULT_BASE, "HEAD")
+
+
+def resolve(
+    git: Git,
+    *,
+    draft: str | None = None,
+    at: str | None = None,
+    refs: Mapping[str, Oid] | None = None,
+    remote: str | None = None,
+    server: bool = False,
+    cached: bool = True,
+) -> InForce:
+    """The policy in force. ``draft``: a ``--policy FILE`` tried before it is in force.
+    ``at``: the policy the commit ``at`` names carries (``--base REF``, a job's base; a
+    commit id is taken as it is), unless a sealed file wins. Otherwise read where the
+    ``server`` reads it, or a client (``remote``: the remote whose tracking refs stand
+    for the server). ``refs``: every
+    ref, when the caller has them (asked otherwise). ``cached=False`` for a reader
+    that must not trust what the git directory keeps."""
+    if draft:
+        return InForce(draft_policy(draft))
+    path = git.config_get(SEALED_KEY)
+    if path:
+        return InForce(read_sealed(path))
+    if at:
+        commit = Oid(at) if is_oid(at) else git.resolve_commit(at)
+        if commit is None:
+            raise UsageError(f"{at!r} does not name a commit")
+        return InForce(policy_at(git, commit, cached), at, commit)
+    known = git.refs() if refs is None else refs
+    if server:
+        return _server(git, known)
+    return _client(git, remote, known, cached)
+
+
+def policy_at(git: Git, rev: str | None, cached: bool = True) -> Policy:
+    """The policy ``rev`` carries (the defaults when it has none), parsed once per blob
+    (``policy_cache.py``). ``cached=False`` for a reader that must not trust what the
+    git directory keeps."""
+    if not rev:
+        return load_at(None, rev)
+    found = git.blob_and_id_at(rev, POLICY_FILE)
+    if found is None:
+        return load_at(None, rev)
+    blob, data = found
+    kept = policy_cache.get(git, blob, BASE_SOURCE) if cached else None
+    if kept is not None:
+        return kept
+    policy = load_at(data, rev)
+    if cached:
+        policy_cache.put(git, blob, policy)
+    return policy
+
+
+def tracking_ref(remote: str | None, ref: str, refs: Mapping[str, Oid]) -> str | None:
+    """``refs/heads/X`` on ``remote`` → ``refs/remotes/<remote>/X`` when this clone has
+    it."""
+    if remote is None or not ref.startswith("refs/heads/"):
+        return None
+    name = f"refs/remotes/{remote}/{ref[len('refs/heads/') :]}"
+    return name if name in refs else None
+
+
+def draft_policy(path: str) -> Policy:
+    """``--policy FILE``: a policy tried before it is in force. Read from the file as
+    given (relative to the current directory); its errors name the file, and every
+    report names it as a draft."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise UsageError(
+            f"cannot read the draft policy {path}: {exc.strerror}",
+            fix="name a policy file (e.g. --policy .git-evidence.toml)",
+        ) from None
+    policy = parse_policy(data, path)
+    return policy._replace(source=DRAFT_SOURCE.format(path=path), origin="draft")
+
+
+def _server(git: Git, refs: Mapping[str, Oid]) -> InForce:
+    """The file at the tip of the base branch as the server has it before this push.
+    The first read is from the branch HEAD names (the default branch); when that policy
+    names another base, the policy there is the one."""
+    head = git.symref_target("HEAD") or DEFAULT_BASE
+    policy = policy_at(git, refs.get(head))
+    if policy.base != head and policy.base in refs:
+        again = policy_at(git, refs[policy.base])
+        if again.base != policy.base:
+            raise PolicyError(
+                again.source,
+                f"the policy on {policy.base} names {again.base} as base; they must agree",
+                key="rules.base",
+            )
+        policy = again
+    return InForce(policy, policy.base, refs.get(policy.base))
+
+
+def _client(git: Git, remote: str | None, refs: Mapping[str, Oid], cached: bool) -> InForce:
+    ref, rev = _first_client_ref(git, remote, refs)
+    policy = policy_at(git, rev, cached)
+    tracked = tracking_ref(remote or "origin", policy.base, refs)
+    if policy.base != DEFAULT_BASE and (tracked or policy.base in refs):
+        ref = tracked or policy.base
+        rev = refs[ref]
+        policy = policy_at(git, rev, cached)
+    return InForce(policy, ref, rev)
+
+
+def _first_client_ref(
+    git: Git, remote: str | None, refs: Mapping[str, Oid]
+) -> tuple[str, Oid | None]:
+    for candidate in client_refs(remote)[:2]:
+        if candidate in refs:
+            return candidate, refs[candidate]
+    return "HEAD", git.resolve_commit("HEAD")
