@@ -20,6 +20,7 @@ from git_evidence.judge.text import Explanation, freeze_line
 if TYPE_CHECKING:  # data types only
     from git_evidence.judge.scorecard import Sealed
     from git_evidence.judge.signals import PropertyRuns
+    from git_evidence.sandbox.runner import Run
 
 SCHEMA = 1
 KIND = "git-evidence/verdict"
@@ -207,6 +208,7 @@ def property_json(result: PropertyRuns) -> dict[str, Any]:
                 "durations_s": [r.duration_s for r in runs],
                 "hits": [dict(r.hits) for r in runs],
                 "failed": [r.failed for r in runs],
+                "run_output": run_output(runs),
             }
             for seed, runs in result.seeds.items()
         ],
@@ -221,6 +223,15 @@ def property_json(result: PropertyRuns) -> dict[str, Any]:
             for f in result.fixtures
         ],
     }
+
+
+def run_output(runs: Sequence[Run]) -> dict[str, Any] | None:
+    """The last output of the seed's first failing run (4 KiB at most): the run's own
+    text, verbatim, never the judge's words. None when no run failed."""
+    failing = next((r for r in runs if r.failed and r.tail is not None), None)
+    if failing is None:
+        return None
+    return {"run": failing.run, "code": failing.code, "tail": failing.tail}
 
 
 def test_lists(results: Sequence[PropertyRuns], signals: Signals) -> dict[str, list[str]]:
