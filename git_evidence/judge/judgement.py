@@ -262,7 +262,8 @@ class _Judgement:
         self.facts = self.facts._replace(
             sandbox=hold.box.as_json(), pythonpath=tuple(hold.pythonpath)
         )
-        env["EVIDENCE_PACKAGES"] = ",".join(held.top_packages(first_ws, hold.pythonpath))
+        packages = held.top_packages(first_ws, hold.pythonpath)
+        env["EVIDENCE_PACKAGES"] = ",".join(packages)
         shadow = held.preflight(props, first_ws, area, env, hold)
         if shadow:
             signals = replace(first, held=first.held + shadow)
@@ -274,7 +275,8 @@ class _Judgement:
         if self.request.verbose:
             _show_failures(results)
         held.never_started(results)
-        origins = held.import_origins(results, spaces)
+        origins = held.import_origins(results, spaces, packages)
+        self.facts = self.facts._replace(dropped_origins=origins["dropped"])
         if origins["outside"]:
             raise held.outside_error(origins["outside"])
         self.facts = self.facts._replace(import_origins=origins["origins"])

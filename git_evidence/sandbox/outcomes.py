@@ -20,6 +20,7 @@ PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
 FAILING = frozenset({FAILED, ERROR})
 JUNIT_MAX_BYTES = 64 << 20
 CLAIM_MAX_BYTES = 16 << 20  # hits, retries and origins files
+MAX_COUNT_DIGITS = 9  # a hits count past 999,999,999 is no count
 MAX_CLASS_PARTS = 64  # a classname's dotted parts looked for as folders and modules
 
 
@@ -206,6 +207,6 @@ def read_hits(path: str) -> dict[str, int]:
         if not parts:
             continue
         key, count = ("", parts[0]) if len(parts) == 1 else (" ".join(parts[:-1]), parts[-1])
-        if count.isdigit() and count.isascii():
+        if count.isdigit() and count.isascii() and len(count) <= MAX_COUNT_DIGITS:
             hits[key] = hits.get(key, 0) + int(count)
     return hits
