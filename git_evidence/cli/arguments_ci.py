@@ -89,7 +89,11 @@ def add_judge(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--out", metavar="FILE", help="write the verdict record here")
     p.add_argument("--note", action="store_true", help="store the verdict as a note on CANDIDATE")
     p.add_argument("--log", metavar="FILE", help="append one JSON line per judgement")
-    p.add_argument("--keep", action="store_true", help="keep the workspace (its path on stderr)")
+    p.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep the workspace and each run's stdout and stderr (its path on stderr)",
+    )
     scale = p.add_mutually_exclusive_group()
     scale.add_argument(
         "--shard",

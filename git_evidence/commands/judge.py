@@ -41,6 +41,7 @@ def request(args: argparse.Namespace) -> Request:
         log=args.log,
         note=args.note,
         keep=args.keep,
+        verbose=bool(getattr(args, "verbose", False)),
     )
 
 

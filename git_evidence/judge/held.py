@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -104,27 +105,57 @@ def top_packages(space: str, roots: Sequence[str]) -> list[str]:
     return sorted(names)
 
 
-def import_origins(results: Sequence[PropertyRuns], spaces: Sequence[str]) -> dict[str, Any]:
+MAX_MODULE = 200  # characters of a dotted module name the record takes
+MAX_ORIGINS = 1000  # modules a property's record lists
+MAX_PATH = 4096
+_MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def import_origins(
+    results: Sequence[PropertyRuns], spaces: Sequence[str], packages: Sequence[str]
+) -> dict[str, Any]:
     """Per property, where the workspace's packages were imported from, as the plugin
-    saw it (a path inside a workspace is given relative to it); and every module
-    imported from outside, ``(property, module, file)``."""
+    saw it (a path inside a workspace is given relative to it); every module imported
+    from outside, ``(property, module, file)``; and how many lines were dropped. The
+    run wrote the file: a line is kept only when its module is one of the workspace's
+    own ``packages`` (a dotted name, bounded) and its file is inside a workspace, or
+    an existing file outside it; anything else is dropped and counted, never copied."""
     inside = [os.path.realpath(s).rstrip("/") + "/" for s in spaces]
+    own = set(packages)
     per_property: dict[str, dict[str, str]] = {}
     outside: list[tuple[str, str, str]] = []
+    dropped = 0
     for result in results:
         seen = per_property.setdefault(result.prop.id, {})
         runs = [r for runs in result.seeds.values() for r in runs]
         runs += [f.run for f in result.fixtures if f.run is not None]
         for run in runs:
             for module, path in _origin_lines(run.origins):
+                if (
+                    len(module) > MAX_MODULE
+                    or not _MODULE.fullmatch(module)
+                    or module.split(".")[0] not in own
+                    or not path
+                    or len(path) > MAX_PATH
+                    or "\0" in path
+                ):
+                    dropped += 1
+                    continue
                 real = os.path.realpath(path)
                 where = next((real[len(s) :] for s in inside if real.startswith(s)), None)
                 if where is None:
-                    outside.append((result.prop.id, module, path))
+                    if not os.path.isfile(real):
+                        dropped += 1
+                        continue
+                    # the package alone: a submodule's name is the run's text
+                    outside.append((result.prop.id, module.split(".")[0], real))
                     where = real
                 if "." not in module:
+                    if module not in seen and len(seen) >= MAX_ORIGINS:
+                        dropped += 1
+                        continue
                     seen.setdefault(module, where)
-    return {"origins": per_property, "outside": outside}
+    return {"origins": per_property, "outside": outside, "dropped": dropped}
 
 
 def _origin_lines(data: bytes | None) -> list[tuple[str, str]]:

@@ -40,8 +40,13 @@ from git_evidence.judge.publish import publish
 from git_evidence.judge.record import Facts, Found
 from git_evidence.judge.request import Request, check, draft_note, select_properties
 from git_evidence.judge.scorecard import Sealed
-from git_evidence.judge.signals import active_freezes, any_disagreement, signals_from_runs
-from git_evidence.judge.text import explain
+from git_evidence.judge.signals import (
+    PropertyRuns,
+    active_freezes,
+    any_disagreement,
+    signals_from_runs,
+)
+from git_evidence.judge.text import explain, failing_output
 from git_evidence.lock import store
 from git_evidence.plumbing.context import require_commit
 from git_evidence.plumbing.git import Git
@@ -190,7 +195,11 @@ class _Judgement:
             return record
         finally:
             if self.request.keep:
-                print(f"git-evidence: workspace kept in {area.root}", file=sys.stderr)
+                print(
+                    f"git-evidence: workspace kept in {area.root} (each run's output: "
+                    "scratch/run-N.stdout and .stderr)",
+                    file=sys.stderr,
+                )
             else:
                 workspace.remove(area.root)
 
@@ -243,7 +252,8 @@ class _Judgement:
         self.facts = self.facts._replace(
             sandbox=hold.box.as_json(), pythonpath=tuple(hold.pythonpath)
         )
-        env["EVIDENCE_PACKAGES"] = ",".join(held.top_packages(first_ws, hold.pythonpath))
+        packages = held.top_packages(first_ws, hold.pythonpath)
+        env["EVIDENCE_PACKAGES"] = ",".join(packages)
         shadow = held.preflight(props, first_ws, area, env, hold)
         if shadow:
             signals = replace(first, held=first.held + shadow)
@@ -252,8 +262,11 @@ class _Judgement:
         loaded = held.runner_config_files(first_ws)
         with Progress("judging") as progress:
             results = steps.run_properties(props, spaces, area, env, progress, hold)
+        if self.request.verbose:
+            _show_failures(results)
         held.never_started(results)
-        origins = held.import_origins(results, spaces)
+        origins = held.import_origins(results, spaces, packages)
+        self.facts = self.facts._replace(dropped_origins=origins["dropped"])
         if origins["outside"]:
             raise held.outside_error(origins["outside"])
         self.facts = self.facts._replace(import_origins=origins["origins"])
@@ -293,6 +306,21 @@ class _Judgement:
             pythonpath=hold.pythonpath,
         )
         return self.built(Found(klass, why, signals, results, evidence, drift, writer))
+
+
+def _show_failures(results: Sequence[PropertyRuns]) -> None:
+    """``-v``: the last lines of every failing run's output, on stderr."""
+    for result in results:
+        runs = [(result.prop.id, r) for seed_runs in result.seeds.values() for r in seed_runs]
+        runs += [
+            (f"{result.prop.id} {f.kind.replace('_', '-')} {f.path}", f.run)
+            for f in result.fixtures
+            if f.run is not None and not f.ok  # a must-fail fixture that failed is right
+        ]
+        for label, run in runs:
+            if run.failed and run.tail is not None:
+                lines = failing_output(label, run.seed, run.run, run.code, run.tail)
+                sys.stderr.write("\n".join(lines) + "\n")
 
 
 def _read_patch(path: str) -> bytes:

@@ -20,6 +20,7 @@ from git_evidence.judge.text import Explanation, freeze_line
 if TYPE_CHECKING:  # data types only
     from git_evidence.judge.scorecard import Sealed
     from git_evidence.judge.signals import PropertyRuns
+    from git_evidence.sandbox.runner import Run
 
 SCHEMA = 1
 KIND = "git-evidence/verdict"
@@ -46,6 +47,7 @@ class Facts(NamedTuple):
     sandbox: Mapping[str, Any] | None = None
     pythonpath: tuple[str, ...] | None = None
     import_origins: Mapping[str, Any] | None = None
+    dropped_origins: int | None = None  # import-origin lines the record did not take
 
     def as_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -131,6 +133,8 @@ def build(facts: Facts, found: Found, duration_s: float, sealed: Sealed | None) 
         **test_lists(results, signals),
         "duration_s": round(duration_s, 3),
     }
+    if results:
+        record["dropped"] = dropped_json(facts, results)
     if sealed is not None:
         _score(record, sealed, found, found.drift is not None)
     return record
@@ -205,8 +209,9 @@ def property_json(result: PropertyRuns) -> dict[str, Any]:
                 "outcomes": [r.outcome_digest for r in runs],
                 "outputs": [r.output for r in runs],
                 "durations_s": [r.duration_s for r in runs],
-                "hits": [dict(r.hits) for r in runs],
+                "hits": [declared_hits(prop.id, r)[0] for r in runs],
                 "failed": [r.failed for r in runs],
+                "run_output": run_output(runs),
             }
             for seed, runs in result.seeds.items()
         ],
@@ -221,6 +226,45 @@ def property_json(result: PropertyRuns) -> dict[str, Any]:
             for f in result.fixtures
         ],
     }
+
+
+MAX_HIT_IDS = 100  # hit ids a run's record lists
+
+
+def declared_hits(prop_id: str, run: Run) -> tuple[dict[str, int], int]:
+    """A run's hits as the record keeps them, and how many ids were dropped. The run
+    wrote the ids: only a declared one is kept (the bare count ``""``, the property's
+    id, a test id of the run's JUnit); another's count joins the bare count and its
+    text is dropped, never copied."""
+    known = {"", prop_id, *(run.tests or {})}
+    kept: dict[str, int] = {}
+    dropped = 0
+    for key, count in run.hits.items():
+        if key not in known or (key not in kept and len(kept) >= MAX_HIT_IDS):
+            dropped += 1
+            key = ""
+        kept[key] = kept.get(key, 0) + count
+    return kept, dropped
+
+
+def dropped_json(facts: Facts, results: Sequence[PropertyRuns]) -> dict[str, int]:
+    """What the runs wrote that the record did not take: hit ids, import-origin lines."""
+    hits = sum(
+        declared_hits(r.prop.id, run)[1]
+        for r in results
+        for runs in r.seeds.values()
+        for run in runs
+    )
+    return {"hit_ids": hits, "import_origins": facts.dropped_origins or 0}
+
+
+def run_output(runs: Sequence[Run]) -> dict[str, Any] | None:
+    """The last output of the seed's first failing run (4 KiB at most): the run's own
+    text, verbatim, never the judge's words. None when no run failed."""
+    failing = next((r for r in runs if r.failed and r.tail is not None), None)
+    if failing is None:
+        return None
+    return {"run": failing.run, "code": failing.code, "tail": failing.tail}
 
 
 def test_lists(results: Sequence[PropertyRuns], signals: Signals) -> dict[str, list[str]]:

@@ -32,7 +32,8 @@ class Request(NamedTuple):
     out: str | None = None
     log: str | None = None
     note: bool = False
-    keep: bool = False  # keep the workspace (its path on stderr)
+    keep: bool = False  # keep the workspace and each run's output (its path on stderr)
+    verbose: bool = False  # print the last lines of each failing run's output (stderr)
 
 
 def check(request: Request) -> None:

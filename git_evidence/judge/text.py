@@ -218,6 +218,17 @@ def explain(
     raise ValueError(klass)
 
 
+SHOWN_LINES = 20  # of a failing run's output, under -v
+
+
+def failing_output(label: str, seed: int, run: int, code: object, tail: str) -> list[str]:
+    """A failing run's last lines as ``-v`` prints them: a heading, then the run's own
+    text, each line behind ``| `` so that it never reads as the judge's."""
+    lines = tail.splitlines()[-SHOWN_LINES:]
+    head = f"{label} seed {seed} run {run} failed (exit {code}); its last output:"
+    return [head, *(f"  | {line}" for line in lines)]
+
+
 def _flake_line(flake: Flake) -> str:
     cited = (
         f"frozen by ledger line {flake.freeze['line']} until {flake.freeze['until']}"

@@ -20,6 +20,7 @@ PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
 FAILING = frozenset({FAILED, ERROR})
 JUNIT_MAX_BYTES = 64 << 20
 CLAIM_MAX_BYTES = 16 << 20  # hits, retries and origins files
+MAX_COUNT_DIGITS = 9  # a hits count past 999,999,999 is no count
 MAX_CLASS_PARTS = 64  # a classname's dotted parts looked for as folders and modules
 
 
@@ -157,6 +158,34 @@ def output_digest(out: IO[bytes], err: IO[bytes]) -> str:
     return "sha256:" + sha.hexdigest()
 
 
+OUTPUT_TAIL_MAX = 4096  # bytes of a failing run's output the record keeps
+
+
+def output_tail(out: IO[bytes], err: IO[bytes], most: int = OUTPUT_TAIL_MAX) -> str:
+    """The last bytes of a run's output, stdout's then stderr's, at most ``most`` in
+    all (each stream half of it, or all of it when the other is empty), decoded with
+    replacement: what the run printed last, as it printed it."""
+    sizes = []
+    for handle in (out, err):
+        handle.seek(0, os.SEEK_END)
+        sizes.append(handle.tell())
+    budget = [most, 0] if not sizes[1] else [0, most] if not sizes[0] else [most // 2] * 2
+    for index in (0, 1):  # what one stream leaves unused, the other may take
+        spare = budget[index] - min(budget[index], sizes[index])
+        budget[1 - index] += spare
+        budget[index] -= spare
+    parts: list[str] = []
+    labels = ("", "[stderr]\n")
+    for handle, size, take, label in zip((out, err), sizes, budget, labels, strict=True):
+        take = min(take, size)
+        if not take:
+            continue
+        handle.seek(size - take)
+        text = handle.read(take).decode("utf-8", "replace")
+        parts.append(label + text if parts else text)
+    return "\n".join(p.rstrip("\n") for p in parts)
+
+
 def read_claim(path: str) -> bytes | None:
     """What the run wrote to one of its files (at most 16 MiB), None when nothing."""
     try:
@@ -178,6 +207,6 @@ def read_hits(path: str) -> dict[str, int]:
         if not parts:
             continue
         key, count = ("", parts[0]) if len(parts) == 1 else (" ".join(parts[:-1]), parts[-1])
-        if count.isdigit() and count.isascii():
+        if count.isdigit() and count.isascii() and len(count) <= MAX_COUNT_DIGITS:
             hits[key] = hits.get(key, 0) + int(count)
     return hits

@@ -18,11 +18,10 @@ import os
 import queue
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
@@ -36,6 +35,7 @@ from git_evidence.sandbox.outcomes import (
     FAILING,
     CaseResult,
     output_digest,
+    output_tail,
     read_claim,
     read_hits,
     read_junit,
@@ -68,6 +68,8 @@ class Run:
     retry_log: bytes | None = None
     # where the plugin saw the workspace's packages imported from (EVIDENCE_ORIGINS_FILE)
     origins: bytes | None = None
+    # a failing run's last output (OUTPUT_TAIL_MAX bytes at most): the run's own words
+    tail: str | None = None
 
     @property
     def failed(self) -> bool:
@@ -204,18 +206,17 @@ def run_once(
     if held.box.on:
         if cwd is None:
             raise EvidenceError("a sandboxed run needs a workspace")
-        _startable(command[0], cwd, full_env)
         fds = (bwrap.open_args(bwrap.wrap(held.box, cwd, folder)),)
         full_env = bwrap.env_for(held.box, full_env)
         command = [held.box.bwrap, "--args", str(fds[0]), "--", *command]
     try:
-        outcome = _started(command, cwd, full_env, fds, timeout_s, scratch)
+        outcome = _started(command, cwd, full_env, fds, timeout_s, folder)
     finally:
         for fd in fds:
             os.close(fd)
-    code, output, duration = outcome
+    code, output, duration, tail = outcome
     tests, problem = read_junit(junit_file, cwd) if junit else (None, None)
-    return Run(
+    done = Run(
         seed,
         run,
         code,
@@ -227,6 +228,7 @@ def run_once(
         read_claim(retries_file),
         read_claim(origins_file),
     )
+    return replace(done, tail=tail) if done.failed else done
 
 
 def compose_env(env: Mapping[str, str], cwd: str | None, held: Held) -> dict[str, str]:
@@ -244,34 +246,17 @@ def compose_env(env: Mapping[str, str], cwd: str | None, held: Held) -> dict[str
     return out
 
 
-def _startable(program: str, cwd: str, env: Mapping[str, str]) -> None:
-    """In the sandbox, bwrap starts the command: say here, as an unsandboxed start
-    would, when there is nothing to start."""
-    import shutil
-
-    where = (
-        os.path.join(cwd, program)
-        if "/" in program
-        else shutil.which(program, path=env.get("PATH") or os.defpath)
-    )
-    if where is None or not os.path.isfile(where) or not os.access(where, os.X_OK):
-        raise CannotStart(
-            f"cannot start {program!r}: not an executable file",
-            fix="check the command (an argv list; the program on PATH, or a path "
-            "relative to the workspace root)",
-        )
-
-
 def _started(
     command: list[str],
     cwd: str | None,
     env: Mapping[str, str],
     fds: tuple[int, ...],
     timeout_s: float,
-    scratch: str,
-) -> tuple[Code, str, float]:
-    """Start, wait (killing the group at the deadline), and digest the output."""
-    with tempfile.TemporaryFile(dir=scratch) as out, tempfile.TemporaryFile(dir=scratch) as err:
+    name: str,
+) -> tuple[Code, str, float, str]:
+    """Start, wait (killing the group at the deadline), and digest the output, kept in
+    ``name.stdout`` and ``name.stderr`` (outside the run's reach); its tail."""
+    with open(f"{name}.stdout", "w+b") as out, open(f"{name}.stderr", "w+b") as err:
         start = time.monotonic()
         try:
             proc = subprocess.Popen(
@@ -313,7 +298,7 @@ def _started(
             with _LIVE_LOCK:
                 _LIVE.discard(proc)
         duration = time.monotonic() - start
-        return code, output_digest(out, err), duration
+        return code, output_digest(out, err), duration, output_tail(out, err)
 
 
 def run_chain(

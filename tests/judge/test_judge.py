@@ -423,7 +423,9 @@ def test_fewer_hits_than_min_hits_is_a_property_miss(repo: Repo) -> None:
     assert doc["class"] == "property_miss", doc["reason"]
     assert "fewer than min_hits = 5" in doc["misses"][0]
     runs = next(p for p in doc["properties"] if p["id"] == "suite")["runs"]
-    assert runs[0]["hits"] == [{"test_seeded_property": 1}] * 2
+    # an id the property does not declare: its count kept, its text dropped
+    assert runs[0]["hits"] == [{"": 1}] * 2
+    assert doc["dropped"]["hit_ids"] == 2
 
 
 def test_a_hanging_command_times_out_and_its_processes_are_killed(

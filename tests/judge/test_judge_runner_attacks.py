@@ -6,6 +6,7 @@ the file, and nothing from the workspace loads."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from helpers.judge_repos import APP, Repo
 
@@ -43,3 +44,65 @@ def test_a_shadowed_plugin_is_held_whatever_the_command(repo: Repo) -> None:
     repo.commit("ours", {"src/app.py": BROKEN, "src/git_evidence/__init__.py": ""})
     _, doc = repo.judge("--", "sh", "-c", f"{sys.executable} -m pytest -q tests/properties")
     _held(doc, "git_evidence from src/git_evidence/__init__.py")
+
+
+# -- the record as a channel -----------------------------------------------------------
+
+SECRET = "s3cr3t-token-4f9a7c"
+# a passing product that writes what it can read into the files whose lines reach the
+# record: a module name of the workspace's own package, an outside "module", hit ids
+LEAK = """
+import json, os
+
+def _leak():
+    secret = os.environ.get("JUDGE_SECRET", "none")
+    with open(os.environ["EVIDENCE_ORIGINS_FILE"], "a") as handle:
+        handle.write(json.dumps({"modules": {
+            "app." + secret.replace("-", "_"): os.path.abspath(__file__),
+            "app": os.path.abspath(__file__),
+            secret: "/etc/passwd",
+            "app_" + secret.replace("-", "_"): "/" + secret,
+        }}) + "\\n")
+    with open(os.environ["EVIDENCE_HITS_FILE"], "a") as handle:
+        handle.write(f"{secret} 5\\n")
+
+_leak()
+"""
+
+
+def test_a_secret_written_as_a_module_name_reaches_no_output(repo: Repo, tmp_path: Path) -> None:
+    candidate = repo.product(APP + LEAK)
+    out = tmp_path / "verdict.json"
+    result, doc = repo.judge(
+        "--property", "suite", "--out", str(out), "--note", env={"JUDGE_SECRET": SECRET}
+    )
+    assert doc["class"] == "accept", doc["reason"]
+    # each run: two origins lines and two hit ids (the secret, the test's own name)
+    assert doc["dropped"] == {"hit_ids": 4, "import_origins": 4}, doc["dropped"]
+    assert doc["import_origins"] == {"suite": {"app": "src/app.py"}}
+    blob = repo.git("notes", "--ref=refs/notes/evidence-verdicts", "list", candidate).stdout
+    note = repo.git("cat-file", "blob", blob.strip()).stdout
+    for where, text in {
+        "stdout": result.stdout,
+        "stderr": result.stderr,
+        "--out": out.read_text(),
+        "the note": note,
+    }.items():
+        for form in (SECRET, SECRET.replace("-", "_")):
+            assert form not in text, f"{form} in {where}"
+
+
+def test_a_secret_as_a_submodule_imported_from_outside_is_not_in_the_reason(
+    repo: Repo, tmp_path: Path
+) -> None:
+    leak = LEAK.replace(
+        'os.path.abspath(__file__),\n            "app"', '"/etc/passwd",\n            "app"'
+    )
+    assert leak != LEAK
+    repo.product(APP + leak)
+    out = tmp_path / "verdict.json"
+    result, doc = repo.judge("--property", "suite", "--out", str(out), env={"JUDGE_SECRET": SECRET})
+    assert doc["class"] == "undecided", doc["reason"]
+    assert "tested code from outside the workspace: app from /etc/passwd" in doc["reason"]
+    for text in (result.stdout, result.stderr, out.read_text()):
+        assert SECRET.replace("-", "_") not in text and SECRET not in text
