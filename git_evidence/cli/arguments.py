@@ -299,6 +299,13 @@ def _build(only: str | None) -> Parser:
         help="the repository to guard (default: $CLAUDE_PROJECT_DIR or "
         "$GEMINI_PROJECT_DIR, else the event's cwd, else the current directory)",
     )
+    p.add_argument(
+        "--pinned",
+        metavar="DIGEST",
+        help="judge under the policy `install --agent` pinned, which must have this "
+        "digest (the installed hook passes it); a pin missing or changed denies every "
+        "write in the work tree",
+    )
     add_format(p, help="output format (default: text); json is --json")
 
     p = sub.add_parser(

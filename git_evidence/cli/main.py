@@ -120,11 +120,17 @@ HOOK_ARGS: dict[str, tuple[tuple[str, ...], dict[str, object]]] = {
     "pre-push": (("remote", "url"), {"format": "text", "max_findings": None}),
     "pre-receive": ((), {"format": "text", "max_findings": None}),
     "post-receive": ((), {"format": "text", "text_only": True}),
-    "guard": ((), {"format": "text", "json": False, "paths": None, "repo": None}),
+    "guard": (
+        (),
+        {"format": "text", "json": False, "paths": None, "repo": None, "pinned": None},
+    ),
 }
 # The flags a hook may also be started with and still skip the parser (an agent's
 # settings may say `git evidence guard --json`): flag → the attribute it sets true.
 HOOK_FLAGS: dict[str, dict[str, str]] = {"guard": {"--json": "json"}}
+# The options with a value a hook may be started with, as ``--NAME=VALUE`` (the
+# installed guard's `--pinned=DIGEST`): option → the attribute it sets.
+HOOK_VALUES: dict[str, dict[str, str]] = {"guard": {"--pinned": "pinned"}}
 
 
 def hook_args(words: Sequence[str]) -> argparse.Namespace | None:
@@ -134,11 +140,15 @@ def hook_args(words: Sequence[str]) -> argparse.Namespace | None:
         return None
     names, defaults = HOOK_ARGS[words[0]]
     flags = HOOK_FLAGS.get(words[0], {})
+    options = HOOK_VALUES.get(words[0], {})
     values: dict[str, object] = dict(defaults)
     given: list[str] = []
     for word in words[1:]:
+        name, eq, value = word.partition("=")
         if word in flags:
             values[flags[word]] = True
+        elif eq and name in options and value:
+            values[options[name]] = value
         elif word.startswith("-"):
             return None
         else:

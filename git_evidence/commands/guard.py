@@ -1,13 +1,18 @@
 """``git evidence guard``: the agent's own hook. Reads one pre-tool-use event on stdin
 (Claude Code's ``PreToolUse``, Gemini CLI's ``BeforeTool``), or judges ``--path P…``
 for any other agent's hook, and denies a write to evidence, runner configuration or
-existing test code: exit 2 and one line on stderr, or with ``--json`` Claude Code's
-deny answer on stdout and exit 0. It allows in silence (exit 0).
+existing test code, and any change to what guards the session (``guard/control.py``):
+exit 2 and one line on stderr, or with ``--json`` Claude Code's deny answer on stdout
+and exit 0. It allows in silence (exit 0).
+
+Installed by ``git evidence install --agent``, it runs ``--pinned=DIGEST``: the policy
+is the copy pinned then (``policy/pinned.py``), read from one file, no git started
+unless whether a test file exists decides (one ``cat-file --batch-check``). Started
+without a pin (by hand, ``--path``), it reads the policy where the client hooks read
+it, with three git processes started at once (see ``_Ahead``).
 
 It runs before every tool call, so it is cheap: no argparse (``cli.hook_args``),
-nothing imported before it is needed, no git when the call writes no path, and
-otherwise three git processes started at once (see ``_Ahead``), and one
-``cat-file --batch-check`` more when whether a test file exists decides."""
+nothing imported before it is needed, no git when the call writes no path."""
 
 from __future__ import annotations
 
@@ -18,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from git_evidence.core.errors import GitError, UsageError
 from git_evidence.guard import tool_calls
-from git_evidence.guard.tool_calls import Target
+from git_evidence.guard.tool_calls import Denial, Target
 from git_evidence.terminal import console
 
 if TYPE_CHECKING:
@@ -36,6 +41,7 @@ MAX_GLOB_MATCHES = 10_000  # a shell word's matches judged; past that, the word 
 
 def run(args: argparse.Namespace) -> int:
     as_json = bool(args.json) or args.format == "json"
+    variables = {n: os.environ[n] for n in (*PROJECT_VARS, "HOME") if os.environ.get(n)}
     if args.paths:
         cwd = os.getcwd()
         found = [Target(path, "--path") for path in args.paths]
@@ -47,29 +53,31 @@ def run(args: argparse.Namespace) -> int:
                 fix="name the paths instead: git evidence guard --path P…",
             )
         event = tool_calls.parse_event(sys.stdin.buffer.read())
+        if event.tool == tool_calls.CONFIG_CHANGE:
+            return _config_change(event, args)
         cwd = os.path.abspath(event.cwd) if event.cwd else os.getcwd()
-        found = tool_calls.targets(event)
+        found = tool_calls.targets(event, variables)
         # The agent names the project it guards for its hooks; the agent's own `cd`
         # (the event's cwd follows it) does not take the session out of it.
         where = args.repo or next((os.environ[n] for n in PROJECT_VARS if os.environ.get(n)), cwd)
-    if not found or not os.path.isdir(where):
+    if not found:
         return 0
-    with _Ahead(where) as ahead:
-        _import_the_policy()  # meanwhile git answers on the other core
-        top = ahead.top()
-        if top is None:  # no work tree: nothing there is evidence
-            if args.verbose:
-                console.say(f"guard allowed: {where} is not in a git work tree")
-            return 0
-        resolved = [(t, p) for t, p in _resolved(found, cwd, top) if p is not None]
-        if not resolved:
-            return 0
-        policy, git, _refs, base = ahead.policy(top)
-        denials = tool_calls.judge(resolved, policy, lambda paths: ahead.existing(git, base, paths))
+    from git_evidence.guard import control
+
+    files = [t for t in found if not t.control]
+    written = [(t, r) for t in _globbed_all(files, cwd) if (r := _real(t, cwd)) is not None]
+    pinned = getattr(args, "pinned", None)
+    denials: list[Denial]
+    if not written:  # a command that changes no file (`git config …`): nothing to read
+        denials, why = [], "no file written"
+    elif pinned:
+        denials, why = _pinned(written, where, pinned)
+    else:
+        denials, why = _unpinned(written, where)
+    denials += control.control_denials(found)
     if not denials:
         if args.verbose:
-            shown = ", ".join(tool_calls.show(p) for _t, p in resolved)
-            console.say(f"guard allowed: {shown} (policy: {policy.source})")
+            console.say(f"guard allowed: {why}")
         return 0
     line = tool_calls.deny_line(denials)
     if as_json:
@@ -77,6 +85,113 @@ def run(args: argparse.Namespace) -> int:
         return 0
     sys.stderr.write(line + "\n")
     return tool_calls.DENY_EXIT
+
+
+def _config_change(event: tool_calls.Event, args: argparse.Namespace) -> int:
+    """A settings file changed during the session (Claude Code's ``ConfigChange``):
+    exit 2, which keeps the session's settings as they were, when the change would
+    switch the guard off."""
+    from git_evidence.guard.agent_settings import CLAUDE_SETTINGS, config_change, pinned_command
+
+    path = event.input.get("file_path")
+    text = None
+    if isinstance(path, str) and path:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+        except (OSError, UnicodeDecodeError):
+            text = None
+    project = args.repo or next((os.environ[n] for n in PROJECT_VARS if os.environ.get(n)), "")
+    ours = bool(project) and isinstance(path, str) and _same_file(path, project, CLAUDE_SETTINGS)
+    command = pinned_command(args.pinned) if getattr(args, "pinned", None) else ""
+    why = config_change(event.input.get("source"), text, ours and bool(command), command)
+    if not why:
+        return 0
+    sys.stderr.write(
+        f"git-evidence: guard-control: {path or 'a settings file'}: {why}; the session keeps "
+        "its settings: a person changes them, then starts a new session\n"
+    )
+    return tool_calls.DENY_EXIT
+
+
+def _same_file(path: str, project: str, name: str) -> bool:
+    return os.path.realpath(path) == os.path.realpath(os.path.join(project, name))
+
+
+def _pinned(written: list[tuple[Target, str]], where: str, digest: str) -> tuple[list[Denial], str]:
+    """The denials under the policy pinned at install, and what allowed the rest: the
+    work tree found from the files git keeps, the pinned file read, no git process
+    unless whether a test file exists decides."""
+    from git_evidence.plumbing.in_force import resolve
+    from git_evidence.plumbing.repo_dirs import work_tree_of
+    from git_evidence.policy.pinned import PIN_DIR, PIN_FILE, Pin
+
+    tree = work_tree_of(where) if os.path.isdir(where) else None
+    top, dirs = (tree[0], list(tree[1:])) if tree else (None, [])
+    denials = _guarded(written, top, dirs)
+    resolved = _in_tree(written, top)
+    if top is None or not resolved:
+        return denials, "nothing written in a git work tree"
+    found = resolve(None, pinned=Pin(os.path.join(dirs[-1], PIN_DIR, PIN_FILE), digest))
+    revs = ["HEAD", *([found.rev] if found.rev else [])]
+
+    def existing(paths: list[str]) -> set[str]:
+        from git_evidence.plumbing.git import Git
+
+        return _existing(Git(cwd=top), revs, paths)
+
+    return tool_calls.judge(resolved, found.policy, existing) + denials, _allowed(
+        resolved, found.policy
+    )
+
+
+def _unpinned(written: list[tuple[Target, str]], where: str) -> tuple[list[Denial], str]:
+    """The denials under the policy where the client hooks read it (the guard started
+    without a pin), and what allowed the rest."""
+    from git_evidence.plumbing.repo_dirs import work_tree_of
+
+    if not os.path.isdir(where):
+        return _guarded(written, None, []), f"{where} is not a directory"
+    with _Ahead(where) as ahead:
+        _import_the_policy()  # meanwhile git answers on the other core
+        top = ahead.top()
+        tree = work_tree_of(top) if top is not None else None
+        denials = _guarded(written, top, list(tree[1:]) if tree else [])
+        if top is None:  # no work tree: nothing there is evidence
+            return denials, f"{where} is not in a git work tree"
+        resolved = _in_tree(written, top)
+        if not resolved:
+            return denials, "nothing written in the work tree"
+        policy, git, _refs, base = ahead.policy(top)
+        revs = ["HEAD", *([base] if base else [])]
+        judged = tool_calls.judge(resolved, policy, lambda paths: _existing(git, revs, paths))
+    return judged + denials, _allowed(resolved, policy)
+
+
+def _allowed(resolved: list[tuple[Target, str]], policy: Policy) -> str:
+    shown = ", ".join(tool_calls.show(p) for _t, p in resolved)
+    return f"{shown} (policy: {policy.source})"
+
+
+def _guarded(written: list[tuple[Target, str]], top: str | None, dirs: list[str]) -> list[Denial]:
+    """The denials of writes to what guards the session (``guard/control.py``)."""
+    from git_evidence.guard import control
+
+    hooks = None
+    if dirs:
+        try:
+            with open(os.path.join(dirs[-1], "config"), "rb") as handle:
+                hooks = control.hooks_path(handle.read())
+        except OSError:
+            pass
+    guarded = control.protected(top, dirs, os.path.expanduser("~"), os.environ, hooks)
+    real = {g.path: os.path.realpath(g.path) for g in guarded}
+    shown = {}
+    for _target, path in written:
+        inside = _relative(path, top) if top is not None else None
+        if inside is not None:
+            shown[path] = inside or "."
+    return control.denials(written, guarded, real, shown)
 
 
 def _import_the_policy() -> None:
@@ -200,38 +315,59 @@ class _Ahead:
             found = resolve(git, refs=refs, cached=False)
         return found.policy, git, refs, found.rev
 
-    def existing(self, git: Git, base: Oid | None, paths: list[str]) -> set[str]:
-        """Which of ``paths`` are test code already: in HEAD or at the base (where the
-        policy is read), spelled as given or as a disk that folds case spells it."""
-        from git_evidence.plumbing import batch
 
-        top = git.cwd or "."
-        revs = ["HEAD"]
-        if base is not None:
-            revs.append(base)
-        specs: list[str] = []
-        owners: list[str] = []
-        for path in paths:
-            spellings = {path}
-            if os.path.lexists(os.path.join(top, path)):
-                spelled = tool_calls.disk_spelling(top, path, os.listdir)
-                if spelled is not None:
-                    spellings.add(spelled)
-            for spelling in sorted(spellings):
-                for rev in revs:
-                    specs.append(f"{rev}:{spelling}")
-                    owners.append(path)
-        # --batch-check: a test file's bytes are never read, however large it is.
-        hits = batch.check(git, specs)
-        return {owner for owner, hit in zip(owners, hits, strict=True) if hit is not None}
+def _existing(git: Git, revs: list[str], paths: list[str]) -> set[str]:
+    """Which of ``paths`` are test code already: in one of ``revs`` (HEAD, and the
+    commit the policy was read from), spelled as given or as a disk that folds case
+    spells it."""
+    from git_evidence.plumbing import batch
+
+    top = git.cwd or "."
+    specs: list[str] = []
+    owners: list[str] = []
+    for path in paths:
+        spellings = {path}
+        if os.path.lexists(os.path.join(top, path)):
+            spelled = tool_calls.disk_spelling(top, path, os.listdir)
+            if spelled is not None:
+                spellings.add(spelled)
+        for spelling in sorted(spellings):
+            for rev in revs:
+                specs.append(f"{rev}:{spelling}")
+                owners.append(path)
+    # --batch-check: a test file's bytes are never read, however large it is.
+    hits = batch.check(git, specs)
+    return {owner for owner, hit in zip(owners, hits, strict=True) if hit is not None}
 
 
-def _resolved(found: list[Target], cwd: str, top: str) -> list[tuple[Target, str | None]]:
-    out: list[tuple[Target, str | None]] = []
-    for target in found:
-        for one in _globbed(target, cwd):
-            out.append((one, tool_calls.resolve(one, cwd, top, os.path.realpath)))
-    return out
+def _globbed_all(found: list[Target], cwd: str) -> list[Target]:
+    return [one for target in found for one in _globbed(target, cwd)]
+
+
+def _real(target: Target, cwd: str) -> str | None:
+    """Where a write to ``target`` lands, absolute, its links followed; None when it
+    names nothing (the tool fails by itself)."""
+    if "\0" in target.given or not target.given:
+        return None
+    return os.path.realpath(
+        os.path.join(tool_calls.directory(target, cwd), os.path.expanduser(target.given))
+    )
+
+
+def _relative(real: str, top: str) -> str | None:
+    """``real`` as a path of the work tree at ``top`` ("" the top), None outside it."""
+    relative = os.path.relpath(real, top)
+    if relative == ".":
+        return ""
+    if relative == os.pardir or relative.startswith(os.pardir + os.sep):
+        return None
+    return relative.replace(os.sep, "/")
+
+
+def _in_tree(written: list[tuple[Target, str]], top: str | None) -> list[tuple[Target, str]]:
+    if top is None:
+        return []
+    return [(t, r) for t, real in written if (r := _relative(real, top)) is not None]
 
 
 def _globbed(target: Target, cwd: str) -> list[Target]:

@@ -25,6 +25,7 @@ from git_evidence.plumbing.context import open_repo
 from git_evidence.plumbing.git import Git
 from git_evidence.plumbing.in_force import resolve
 from git_evidence.policy.parsing import read_sealed
+from git_evidence.policy.pinned import digest as pin_digest
 from git_evidence.policy.schema import Policy
 
 # The line the pre-commit framework writes into the hooks it installs (its hook
@@ -177,9 +178,14 @@ def _add_notes_refspecs(git: Git, remote: str, wanted: list[str], dry: bool = Fa
 
 
 def _install_agent(git: Git, args: argparse.Namespace) -> int:
-    """``--agent claude``: the guard merged into the agent's settings file of this
+    """``--agent claude``: the policy in force pinned for the guard (``policy/pinned.py``)
+    and the guard, with the pin's digest, merged into the agent's settings file of this
     work tree; ``--dry-run`` prints the merged file and writes nothing."""
-    from git_evidence.guard.agent_settings import CLAUDE_SETTINGS, merge_claude_settings
+    from git_evidence.guard.agent_settings import (
+        CLAUDE_SETTINGS,
+        merge_claude_settings,
+        pinned_command,
+    )
 
     if args.server:
         raise UsageError("--agent guards an agent's session in a work tree", fix="drop --server")
@@ -194,7 +200,11 @@ def _install_agent(git: Git, args: argparse.Namespace) -> int:
         text = None
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: cannot be read ({exc}); nothing was written") from None
-    merged, changed = merge_claude_settings(text, path)
+    pin_path, pinned = _pin(git)
+    digest = pin_digest(pinned)
+    merged, changed = merge_claude_settings(text, path, pinned_command(digest), config_change=True)
+    if not args.dry_run:
+        _write(pin_path, pinned)
     if not args.dry_run and changed:
         target = os.path.realpath(path)  # a settings file that is a link: written through it
         os.makedirs(os.path.dirname(target), exist_ok=True)
@@ -212,4 +222,40 @@ def _install_agent(git: Git, args: argparse.Namespace) -> int:
         print(f"git-evidence: {args.agent} runs `git evidence guard` before each tool call: {path}")
     else:
         print(f"git-evidence: {path} runs the guard already; nothing changed")
+    if not args.dry_run and args.format != "json":
+        print(f"git-evidence: the guard's policy is pinned ({digest[:19]}): {pin_path}")
     return 0
+
+
+def _pin(git: Git) -> tuple[str, bytes]:
+    """Where the guard's pinned policy goes, and its bytes: the policy in force for
+    this clone now (read from the committed file, never the cache), with where it came
+    from. A policy that does not parse is not pinned."""
+    from git_evidence.plumbing.in_force import SEALED_KEY
+    from git_evidence.plumbing.repo_dirs import common_dir
+    from git_evidence.policy.pinned import PIN_DIR, PIN_FILE, Pin, parse_pinned, pin_bytes
+    from git_evidence.policy.schema import POLICY_FILE
+
+    found = resolve(git, cached=False)  # a PolicyError: nothing is written
+    if found.origin == "sealed":
+        sealed = git.config_get(SEALED_KEY) or ""
+        with open(sealed, "rb") as handle:
+            data, read_from = handle.read(), f"the sealed file {sealed}"
+    elif found.rev is not None:
+        data = git.blob_at(found.rev, POLICY_FILE) or b""
+        read_from = f"{found.ref} at {found.rev}"
+    else:
+        data, read_from = b"", "no commit (the built-in defaults)"
+    pinned = pin_bytes(data, read_from)
+    path = os.path.join(common_dir(git), PIN_DIR, PIN_FILE)
+    again = parse_pinned(pinned, Pin(path, pin_digest(pinned)))
+    if again.digest != found.policy.digest:  # never pin other than what is in force
+        raise UsageError(f"{path}: the pinned policy would differ from the one in force")
+    return path, pinned
+
+
+def _write(path: str, data: bytes) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + ".tmp", "wb") as handle:
+        handle.write(data)
+    os.replace(path + ".tmp", path)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping
 from typing import Final, NamedTuple
 
 
@@ -30,14 +30,41 @@ _WRITE_REDIRECTS: Final = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
 _HEREDOCS: Final = frozenset({"<<", "<<-"})
 
 
-def parse(command: str, cwd: str = "") -> tuple[list[Simple], list[str]]:
+# Variables the guard knows the value of, as the shell would expand them: the project
+# the agent names, the home directory; ``PWD`` (and ``$(pwd)``) is the directory the
+# command runs in, spelled ``.`` so that it follows the ``cd``s before it.
+Variables = Mapping[str, str]
+_NAME: Final = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*)")
+_PWD_COMMANDS: Final = frozenset({"pwd", "pwd -L", "pwd -P", "/bin/pwd"})
+# ANSI-C quoting ($'…'): the escapes bash resolves when it reads the word.
+_ANSI_C: Final[Mapping[str, str]] = {
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "E": "\x1b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "?": "?",
+}
+
+
+def parse(
+    command: str, cwd: str = "", variables: Variables | None = None
+) -> tuple[list[Simple], list[str]]:
     """The simple commands of ``command`` in order, and the commands of every
-    substitution (``$(…)``, backquotes) it holds, to be read in turn."""
-    tokens, inner = _lex(command)
+    substitution (``$(…)``, backquotes) it holds, to be read in turn. ``variables``:
+    the values of ``$NAME`` the caller knows (others are left as written)."""
+    tokens, inner = _lex(command, {"PWD": ".", **(variables or {})})
     return list(_simple_commands(tokens, cwd)), inner
 
 
-def _lex(text: str) -> tuple[list[_Token], list[str]]:
+def _lex(text: str, variables: Variables) -> tuple[list[_Token], list[str]]:
     """Tokens (words with their quotes removed, unquoted operators) and the commands
     of every substitution met on the way."""
     tokens: list[_Token] = []
@@ -77,14 +104,19 @@ def _lex(text: str) -> tuple[list[_Token], list[str]]:
             word.append(text[i + 1 : end])
             started = quoted = True
             i = end + 1
-        elif c == '"':
-            i = _double_quoted(text, i + 1, word, inner)
+        elif c == "$" and text[i + 1 : i + 2] == "'":
+            i = _ansi_c_quoted(text, i + 2, word)
+            started = quoted = True
+        elif c == '"' or (c == "$" and text[i + 1 : i + 2] == '"'):
+            i = _double_quoted(text, i + (1 if c == '"' else 2), word, inner, variables)
             started = quoted = True
         elif (c == "$" and text[i + 1 : i + 2] == "(") or c == "`":
-            body, i = _substitution(text, i)
-            inner.append(body)
-            word.append("$(…)")
+            i = _substituted(text, i, word, inner)
             started = True
+        elif c == "$" and (known := _variable(text, i + 1, variables)) is not None:
+            word.append(known[0])
+            started = True
+            i = known[1]
         else:
             op = next((o for o in _OPERATORS if text.startswith(o, i)), None)
             if op is None:
@@ -105,7 +137,9 @@ def _lex(text: str) -> tuple[list[_Token], list[str]]:
     return tokens, inner
 
 
-def _double_quoted(text: str, i: int, word: list[str], inner: list[str]) -> int:
+def _double_quoted(
+    text: str, i: int, word: list[str], inner: list[str], variables: Variables
+) -> int:
     n = len(text)
     while i < n and text[i] != '"':
         c = text[i]
@@ -113,12 +147,72 @@ def _double_quoted(text: str, i: int, word: list[str], inner: list[str]) -> int:
             word.append(text[i + 1])
             i += 2
         elif (c == "$" and text[i + 1 : i + 2] == "(") or c == "`":
-            body, i = _substitution(text, i)
-            inner.append(body)
-            word.append("$(…)")
+            i = _substituted(text, i, word, inner)
+        elif c == "$" and (known := _variable(text, i + 1, variables)) is not None:
+            word.append(known[0])
+            i = known[1]
         else:
             word.append(c)
             i += 1
+    return i + 1
+
+
+def _variable(text: str, i: int, variables: Variables) -> tuple[str, int] | None:
+    """The value of ``$NAME`` or ``${NAME}`` at ``i`` (after the ``$``) when it is
+    known, and where the word goes on."""
+    found = _NAME.match(text, i)
+    if found is None:
+        return None
+    value = variables.get(found.group(1) or found.group(2))
+    return None if value is None else (value, found.end())
+
+
+def _substituted(text: str, i: int, word: list[str], inner: list[str]) -> int:
+    """A command substitution: ``$(pwd)`` is the directory the command runs in (``.``);
+    any other stands as ``$(…)`` in the word, its command read in turn."""
+    body, i = _substitution(text, i)
+    if " ".join(body.split()) in _PWD_COMMANDS:
+        word.append(".")
+    else:
+        inner.append(body)
+        word.append("$(…)")
+    return i
+
+
+def _ansi_c_quoted(text: str, i: int, word: list[str]) -> int:
+    """``$'…'`` from ``i`` (after the quote): bash resolves its escapes (``\\n``,
+    ``\\x41``, ``\\101``, ``\\u00e9``) when it reads the word, so the path is known."""
+    n = len(text)
+    while i < n and text[i] != "'":
+        c = text[i]
+        if c != "\\" or i + 1 >= n:
+            word.append(c)
+            i += 1
+            continue
+        e = text[i + 1]
+        if e in _ANSI_C:
+            word.append(_ANSI_C[e])
+            i += 2
+        elif e in "xuU":
+            width = {"x": 2, "u": 4, "U": 8}[e]
+            digits = re.match(f"[0-9A-Fa-f]{{1,{width}}}", text[i + 2 : i + 2 + width])
+            if digits is None:
+                word.append("\\" + e)
+                i += 2
+            else:
+                word.append(chr(min(int(digits.group(), 16), 0x10FFFF)))
+                i += 2 + len(digits.group())
+        elif e in "01234567":
+            digits = re.match("[0-7]{1,3}", text[i + 1 : i + 4])
+            assert digits is not None
+            word.append(chr(int(digits.group(), 8) & 0xFF))
+            i += 1 + len(digits.group())
+        elif e == "c" and i + 2 < n:  # \cX: a control character
+            word.append(chr(ord(text[i + 2]) & 0x1F))
+            i += 3
+        else:
+            word.append("\\" + e)
+            i += 2
     return i + 1
 
 
@@ -168,7 +262,9 @@ def _read_heredocs(text: str, i: int, tokens: list[_Token], pending: list[tuple[
 class Simple(NamedTuple):
     words: list[str]
     redirects: list[tuple[str, str]]  # (operator, target) of each output redirection
-    stdin: str | None  # a here-document's or here-string's text
+    # a here-document's or here-string's text, or what an `echo`/`printf` of words
+    # alone writes into the pipe to it
+    stdin: str | None
     cwd: str
 
 
@@ -184,6 +280,7 @@ def _simple_commands(tokens: list[_Token], cwd: str) -> Iterator[Simple]:
     words: list[str] = []
     redirects: list[tuple[str, str]] = []
     stdin: str | None = None
+    piped: str | None = None  # what the command before a `|` writes, when known
     i = 0
     while True:
         token = tokens[i] if i < len(tokens) else _Token(True, ";")
@@ -191,8 +288,9 @@ def _simple_commands(tokens: list[_Token], cwd: str) -> Iterator[Simple]:
             while words and words[0] in _RESERVED:
                 words = words[1:]
             if words or redirects:
-                yield Simple(words, redirects, stdin, cwd)
+                yield Simple(words, redirects, stdin if stdin is not None else piped, cwd)
                 cwd = _after_cd(words, cwd)
+            piped = _printed(words) if token.text in ("|", "|&") and not redirects else None
             words, redirects, stdin = [], [], None
             if token.text == "(":
                 stack.append(cwd)
@@ -218,6 +316,19 @@ def _simple_commands(tokens: list[_Token], cwd: str) -> Iterator[Simple]:
             token.text == ">&" and (after.text.isdigit() or after.text == "-")
         ):
             redirects.append((token.text, after.text))
+
+
+def _printed(words: list[str]) -> str | None:
+    """What ``echo WORD…`` or ``printf FORMAT WORD…`` writes, roughly (its words on
+    lines), when no word is computed; None for any other command."""
+    if not words or words[0] not in ("echo", "printf") or any("$(…)" in w for w in words):
+        return None
+    args = words[1:]
+    if words[0] == "echo":
+        while args and args[0] in ("-n", "-e", "-E", "-ne", "-en"):
+            args = args[1:]
+        return " ".join(args)
+    return "\n".join(args[1:]) if len(args) > 1 else (args[0] if args else "")
 
 
 def _after_cd(words: list[str], cwd: str) -> str:
@@ -251,78 +362,4 @@ def _braces(word: str, budget: int = 64) -> list[str]:
     out: list[str] = []
     for part in found.group(1).split(","):
         out.extend(_braces(head + part + tail, budget // 2))
-    return out
-
-
-# -- the words of one command ---------------------------------------------------------
-
-# Commands that run the command after them: their own options are skipped (those that
-# take a value, with it).
-WRAPPERS: Final[dict[str, frozenset[str]]] = {
-    "sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T"}),
-    "doas": frozenset({"-u", "-C"}),
-    "env": frozenset({"-u", "-C", "-S", "--unset", "--chdir", "--split-string"}),
-    "command": frozenset(),
-    "builtin": frozenset(),
-    "exec": frozenset({"-a"}),
-    "nohup": frozenset(),
-    "time": frozenset({"-f", "-o"}),
-    "nice": frozenset({"-n", "--adjustment"}),
-    "ionice": frozenset({"-c", "-n", "-p", "-t"}),
-    "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
-    "stdbuf": frozenset({"-i", "-o", "-e"}),
-    "xargs": frozenset({"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file"}),
-    "busybox": frozenset(),
-    "chronic": frozenset(),
-    "unbuffer": frozenset(),
-}
-VALUE_FIRST: Final = frozenset({"timeout"})  # `timeout 10 rm …`: a value before the command
-
-
-def after_wrapper(name: str, args: list[str]) -> list[str]:
-    """The command a wrapper (``WRAPPERS``) runs: its words after the wrapper's own."""
-    takes_value = WRAPPERS[name]
-    i = 0
-    while i < len(args):
-        word = args[i]
-        if word == "--":
-            i += 1
-            break
-        if name == "env" and "=" in word and not word.startswith("-"):
-            i += 1
-        elif word.startswith("-") and len(word) > 1:
-            i += 2 if word in takes_value else 1
-        else:
-            break
-    if name in VALUE_FIRST and i < len(args):
-        i += 1
-    return args[i:]
-
-
-def non_options(args: Sequence[str], takes_value: frozenset[str]) -> list[str]:
-    """The arguments that are not options (everything after ``--``), skipping the
-    value of each option in ``takes_value``."""
-    out: list[str] = []
-    i = 0
-    while i < len(args):
-        word = args[i]
-        if word == "--":
-            return out + list(args[i + 1 :])
-        if word.startswith("-") and len(word) > 1:
-            i += 2 if word in takes_value else 1
-            continue
-        out.append(word)
-        i += 1
-    return out
-
-
-def option_values(args: Sequence[str], names: Sequence[str]) -> list[str]:
-    """Values of ``-t DIR``, ``--target-directory=DIR`` style options."""
-    out = []
-    for i, word in enumerate(args):
-        for name in names:
-            if word == name and i + 1 < len(args):
-                out.append(args[i + 1])
-            elif name.startswith("--") and word.startswith(name + "="):
-                out.append(word[len(name) + 1 :])
     return out

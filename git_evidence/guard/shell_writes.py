@@ -15,42 +15,45 @@ import itertools
 import posixpath
 import re
 from collections.abc import Callable, Sequence
-from typing import Final, NamedTuple
+from typing import Final
 
-from git_evidence.guard.shell_words import (
+from git_evidence.guard.shell_args import (
     WRAPPERS,
     after_wrapper,
-    expand,
     non_options,
     option_values,
-    parse,
+    wrapper_cwd,
 )
-
-
-class Written(NamedTuple):
-    """A path a command writes, as the command wrote it."""
-
-    path: str
-    how: str  # the operation: "rm", "sed -i", "> redirection", "python -c", …
-    cwd: str  # where `cd` took the command ("": where it started; may be absolute)
-
+from git_evidence.guard.shell_git import Written, git_writes
+from git_evidence.guard.shell_words import Variables, expand, parse
 
 _MAX_DEPTH = 6  # `bash -c "bash -c '…'"` is read this many levels down
 
 
-def written_paths(command: str, cwd: str = "", depth: int = 0) -> list[Written]:
-    """Every path ``command`` names with a writing operation, in order."""
+def written_paths(
+    command: str, cwd: str = "", depth: int = 0, variables: Variables | None = None
+) -> list[Written]:
+    """Every path ``command`` names with a writing operation, in order. ``variables``:
+    the values of ``$NAME`` the caller knows (``CLAUDE_PROJECT_DIR``, ``HOME``)."""
     if depth > _MAX_DEPTH:
         return []
-    simple, inner = parse(command, cwd)
-    found: list[Written] = []
-    for one in simple:
-        for op, target in one.redirects:
-            found += [Written(p, f"{op} redirection", one.cwd) for p in expand(target)]
-        found += _command(one.words, one.stdin, one.cwd, depth)
-    for text in inner:  # `$(…)` and backquotes run too
-        found += written_paths(text, cwd, depth + 1)
-    return found
+    global _VARIABLES
+    outer, _VARIABLES = _VARIABLES, variables if variables is not None else _VARIABLES
+    try:
+        simple, inner = parse(command, cwd, _VARIABLES)
+        found: list[Written] = []
+        for one in simple:
+            for op, target in one.redirects:
+                found += [Written(p, f"{op} redirection", one.cwd) for p in expand(target)]
+            found += _command(one.words, one.stdin, one.cwd, depth)
+        for text in inner:  # `$(…)` and backquotes run too
+            found += written_paths(text, cwd, depth + 1)
+        return found
+    finally:
+        _VARIABLES = outer
+
+
+_VARIABLES: Variables = {}  # the outermost call's, for the commands read inside it
 
 
 _INTERPRETER = r"(?:python|pypy)[0-9.]*"  # matched through re's cache: compiled on first use
@@ -64,12 +67,21 @@ def _command(words: Sequence[str], stdin: str | None, cwd: str, depth: int) -> l
         if re.match(r"[A-Za-z_][A-Za-z0-9_]*=", words[0]):
             words = words[1:]
         elif name in WRAPPERS:
-            words = after_wrapper(name, words[1:])
+            moved = wrapper_cwd(name, words[1:])  # `env -C DIR`, `sudo -D DIR`
+            if moved is not None:
+                cwd = posixpath.join(cwd, moved) if cwd else moved
+            rest = after_wrapper(name, words[1:])
+            if name == "xargs" and stdin is not None:  # the words it reads become operands
+                rest = _xargs(words[1:], rest, stdin)
+                stdin = None
+            words = rest
         else:
             break
     if not words:
         return []
     name, args = posixpath.basename(words[0]), words[1:]
+    if name == "git-evidence":
+        return git_writes(["evidence", *args], cwd)
     if name in _SHELLS:
         return _shell(args, stdin, cwd, depth)
     if name == "eval":
@@ -77,7 +89,9 @@ def _command(words: Sequence[str], stdin: str | None, cwd: str, depth: int) -> l
     if name == "find":
         return _find(args, cwd, depth)
     if name == "git":
-        return _git(args, cwd)
+        return git_writes(args, cwd)
+    if re.fullmatch(_INTERPRETER, name) and args[:2] == ["-m", "git_evidence"]:
+        return git_writes(["evidence", *args[2:]], cwd)
     if re.fullmatch(_INTERPRETER, name) or name in ("node", "nodejs", "deno", "bun"):
         code, how = _inline_code(args, name), f"{name} {'-c' if name.startswith('p') else '-e'}"
         if code is None and stdin is not None and non_options(args, frozenset()) in ([], ["-"]):
@@ -94,6 +108,22 @@ def _command(words: Sequence[str], stdin: str | None, cwd: str, depth: int) -> l
         return []
     how, paths = handler(args)
     return [Written(p, how or name, cwd) for path in paths for p in expand(path)]
+
+
+def _xargs(own: list[str], command: list[str], stdin: str) -> list[str]:
+    """``xargs CMD`` fed a known text (a here-string, a here-document, ``echo … |``):
+    CMD with the words read from it, or with each line in place of ``-I``'s name."""
+    import shlex
+
+    replace = option_values(own, ("-I", "--replace"))
+    try:
+        read = shlex.split(stdin)
+    except ValueError:
+        read = stdin.split()
+    if replace:
+        lines = [line.strip() for line in stdin.splitlines() if line.strip()]
+        return [w.replace(replace[0], line) for line in lines for w in command] or command
+    return command + read
 
 
 _Handler = Callable[[list[str]], tuple[str, list[str]]]
@@ -223,6 +253,28 @@ def _dd(args: list[str]) -> tuple[str, list[str]]:
     return "dd of=", [a[3:] for a in args if a.startswith("of=")]
 
 
+def _output_option(how: str, *names: str) -> _Handler:
+    """A tool whose option names the file it writes (``curl -o F``, ``sort -o F``,
+    ``cc -o F``): that file, in each spelling (``-oF``, ``--output=F``)."""
+    short = [n for n in names if not n.startswith("--")]
+
+    def handler(args: list[str]) -> tuple[str, list[str]]:
+        found = option_values(args, names)
+        for word in args:
+            for name in short:
+                if word.startswith(name) and len(word) > len(name) and word[1] != "-":
+                    found.append(word[len(name) :])
+        return how, found
+
+    return handler
+
+
+def _uniq(args: list[str]) -> tuple[str, list[str]]:
+    """``uniq IN OUT``: the second operand is written."""
+    operands = non_options(args, frozenset({"-f", "-s", "-w"}))
+    return "uniq", operands[1:2]
+
+
 _HANDLERS: Final[dict[str, _Handler]] = {
     "rm": _all(),
     "unlink": _all(),
@@ -242,6 +294,18 @@ _HANDLERS: Final[dict[str, _Handler]] = {
     "awk": _awk,
     "gawk": _awk,
     "dd": _dd,
+    "curl": _output_option("curl -o", "-o", "--output", "--output-dir"),
+    "wget": _output_option(
+        "wget -O", "-O", "--output-document", "-P", "--directory-prefix", "-o", "--output-file"
+    ),
+    "sort": _output_option("sort -o", "-o", "--output"),
+    "shuf": _output_option("shuf -o", "-o", "--output"),
+    "uniq": _uniq,
+    "cc": _output_option("cc -o", "-o"),
+    "gcc": _output_option("gcc -o", "-o"),
+    "g++": _output_option("g++ -o", "-o"),
+    "clang": _output_option("clang -o", "-o"),
+    "pandoc": _output_option("pandoc -o", "-o", "--output"),
 }
 
 
@@ -276,38 +340,6 @@ def _find(args: list[str], cwd: str, depth: int) -> list[Written]:
     return found
 
 
-_GIT_VALUE_OPTIONS: Final = frozenset({"-c", "--git-dir", "--work-tree", "--namespace"})
-_CHECKOUT_VALUES: Final = frozenset(
-    {"-b", "-B", "--orphan", "-s", "--source", "--conflict", "--pathspec-from-file"}
-)
-
-
-def _git(args: list[str], cwd: str) -> list[Written]:
-    i = 0
-    while i < len(args) and args[i].startswith("-"):
-        if args[i] == "-C" and i + 1 < len(args):
-            cwd = posixpath.join(cwd, args[i + 1]) if cwd else args[i + 1]
-            i += 2
-        else:
-            i += 2 if args[i] in _GIT_VALUE_OPTIONS else 1
-    if i >= len(args):
-        return []
-    verb, rest = args[i], args[i + 1 :]
-    paths: list[str] = []
-    staged_only = ("--staged" in rest or "-S" in rest) and not (
-        "--worktree" in rest or "-W" in rest
-    )
-    if verb == "restore" and staged_only:
-        paths = []  # the index alone: the work tree is not written
-    elif verb in ("checkout", "restore"):
-        paths = (
-            rest[rest.index("--") + 1 :] if "--" in rest else non_options(rest, _CHECKOUT_VALUES)
-        )
-    elif (verb == "rm" and "--cached" not in rest) or verb == "mv":
-        paths = non_options(rest, frozenset())
-    return [Written(p, f"git {verb}", cwd) for path in paths for p in expand(path)]
-
-
 def _inline_code(args: list[str], name: str) -> str | None:
     """The program given on the command line (``python -c``, ``node -e``/``--eval``)."""
     flags = ("-c",) if re.fullmatch(_INTERPRETER, name) else ("-e", "--eval", "-p", "--print")
@@ -332,6 +364,10 @@ _WRITES_IN_CODE: Final = (
     r"|\.(?:write_text|write_bytes|unlink|rmdir|touch|chmod|rename|symlink_to|hardlink_to)\s*\("
     r"|\b(?:subprocess|Popen|system|exec\w*|spawn\w*|child_process|unlink|rename|truncate"
     r"|chmod|symlink|writeFile\w*|appendFile\w*|createWriteStream|rmSync|rmdirSync)\b"
+    # node's fs calls that write, in their Sync and promise forms
+    r"|\b(?:unlink|rename|copyFile|cp|symlink|link|truncate|chmod|chown|utimes|rm|rmdir"
+    r"|mkdir|writeFile|appendFile|open|mkdtemp)Sync\b|\bfs\s*\.\s*promises\b"
+    r"|\brequire\s*\(\s*['\"](?:node:)?fs(?:/promises)?['\"]\s*\)\s*\.\s*(?!read|exists|stat)\w+"
     r"|`|\bqx"
 )
 _LITERAL: Final = "('''|\"\"\"|'|\"|`)((?:\\\\.|(?!\\1).)*?)\\1"  # a quoted string

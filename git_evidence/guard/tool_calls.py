@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Final, NamedTuple
 from git_evidence.core.errors import PREFIX, UsageError
 
 if TYPE_CHECKING:
+    from git_evidence.core.paths import Classifier, Match
     from git_evidence.policy.schema import Policy
 
 # The tools that write one file, as each agent names them, and the field naming it:
@@ -37,6 +38,9 @@ FILE_TOOLS: Final[Mapping[str, str]] = {
 SHELL_TOOLS: Final[Mapping[str, str]] = {"Bash": "command", "run_shell_command": "command"}
 # The events that come before a tool runs (Claude Code's, Gemini CLI's).
 EVENTS: Final = frozenset({"PreToolUse", "BeforeTool"})
+# Claude Code's event when a settings file changes during the session: read as the
+# "tool" of that name, its input the event itself (``source``, ``file_path``).
+CONFIG_CHANGE: Final = "ConfigChange"
 READ_ONLY = "the evidence path is read-only for this session"
 # What Claude Code and Gemini CLI take as "do not run this tool call" (stderr is the
 # reason they give the agent); any other non-zero status lets the call run.
@@ -46,6 +50,8 @@ FIXES: Final[Mapping[str, str]] = {
     "in a commit of its own",
     "test-edit": "leave the tests that exist as they are; add a new test file instead",
     "other-path": "leave it as it is: runner configuration changes how every test runs",
+    "guard-control": "leave it as it is: what guards this session is a person's to "
+    "change, outside the session",
 }
 WIRE_IT = "wire `git evidence guard` to the PreToolUse event, or name paths with --path"
 
@@ -63,6 +69,9 @@ class Target(NamedTuple):
     how: str  # the tool, or the shell operation ("rm", "sed -i", "> redirection")
     cwd: str = ""  # what it is relative to: "" the event's directory, else relative to it
     shell: bool = False  # named in a shell command: a glob in it is the shell's
+    # a command that changes what guards the session (``git config evidence.…``,
+    # ``update-ref``, ``git evidence install``), not a file: ``given`` says which
+    control: bool = False
 
 
 class Denial(NamedTuple):
@@ -89,6 +98,9 @@ def parse_event(data: bytes) -> Event:
     if not isinstance(doc, dict):
         raise UsageError(f"the hook event on stdin is not a JSON object; {WIRE_IT}")
     name = doc.get("hook_event_name")
+    if name == CONFIG_CHANGE:
+        cwd = doc.get("cwd")
+        return Event(CONFIG_CHANGE, doc, cwd if isinstance(cwd, str) and cwd else None)
     if name is not None and name not in EVENTS:
         raise UsageError(f"the hook event is {name!r}, not one before a tool runs; {WIRE_IT}")
     tool = doc.get("tool_name")
@@ -103,10 +115,13 @@ def parse_event(data: bytes) -> Event:
     return Event(tool, given if isinstance(given, dict) else {}, cwd or None)
 
 
-def targets(event: Event) -> list[Target]:
+def targets(event: Event, variables: Mapping[str, str] | None = None) -> list[Target]:
     """The paths the tool call writes; none for a tool that writes no file (``Read``,
-    ``Grep``, a tool this hook does not know)."""
+    ``Grep``, a tool this hook does not know). ``variables``: the values of the shell
+    variables the guard knows (``CLAUDE_PROJECT_DIR``, ``HOME``)."""
     field = FILE_TOOLS.get(event.tool)
+    if event.tool == CONFIG_CHANGE:
+        return []  # judged by agent_settings.config_change, not as a write
     if field is not None:
         path = _text(event, field, empty=False)
         found = [Target(path, event.tool)]
@@ -125,8 +140,14 @@ def targets(event: Event) -> list[Target]:
     where = event.input.get("dir_path")  # Gemini CLI: where the command runs
     base = where if isinstance(where, str) else ""
     return [
-        Target(w.path, w.how, os.path.join(base, w.cwd) if base else w.cwd, shell=True)
-        for w in written_paths(command)
+        Target(
+            w.how if w.control else w.path,
+            w.how,
+            os.path.join(base, w.cwd) if base else w.cwd,
+            shell=True,
+            control=w.control,
+        )
+        for w in written_paths(command, variables=variables)
     ]
 
 
@@ -169,7 +190,7 @@ def judge(
     from git_evidence.core.paths import EVIDENCE_CLASSES, OTHER, TEST, is_runner_config
 
     classifier = policy.classifier()
-    matches = [(target, path, classifier.structural(path)) for target, path in paths]
+    matches = [(target, path, _strictest(classifier, path)) for target, path in paths]
     tests = [path for _t, path, match in matches if match.klass == TEST]
     present = existing(tests) if tests and policy.test_edit != "allow" else set()
     denials: list[Denial] = []
@@ -183,6 +204,26 @@ def judge(
         elif match.klass == TEST and path in present:
             denials.append(Denial("test-edit", path, TEST, "existing test code", target.how))
     return denials
+
+
+# Letters that a case-folding file system may take for an ASCII ``i``: the dotted
+# capital I (and its folded form, ``i`` with a combining dot) and the dotless i.
+_LOOSE_I: Final = str.maketrans({"\u0130": "i", "\u0131": "i", "\u0307": None})
+
+
+def _strictest(classifier: Classifier, path: str) -> Match:
+    """The class of ``path``, and when a letter in it folds to ``i`` on some file
+    system (``tests/fİxtures``), of that spelling too: the protected one wins."""
+    from git_evidence.core.paths import EVIDENCE_CLASSES
+
+    match = classifier.structural(path)
+    if path.isascii() or match.klass in EVIDENCE_CLASSES:
+        return match
+    loose = path.translate(_LOOSE_I)
+    if loose == path:
+        return match
+    other = classifier.structural(loose)
+    return other if other.klass in EVIDENCE_CLASSES or match.klass == "other" else match
 
 
 def disk_spelling(top: str, path: str, listdir: Callable[[str], list[str]]) -> str | None:

@@ -4,8 +4,9 @@ repository (``git config evidence.policyFile``); else the policy a commit carrie
 commit asked for (``--base REF``, a job's base), or on the server the tip of the base
 branch before the push, or on a client the base branch as this clone knows it
 (the remote's copy, else the local branch, else ``HEAD``) — its file, or the built-in
-defaults when it has none. The agent's guard never comes here: it reads the copy pinned
-when a person installed it (``guard/pinned.py``), origin ``pinned``.
+defaults when it has none. The agent's installed guard asks for the copy pinned when a
+person installed it (``policy/pinned.py``), origin ``pinned``: that reads one file and
+starts no git, and nothing the agent can write (git config, refs, the index) moves it.
 
 What comes back is an ``InForce``: the policy, where it came from (``origin``, a closed
 set), and the ref and commit it was read from. Callers ask ``origin``; nothing else
@@ -27,6 +28,7 @@ from git_evidence.policy.parsing import (
     parse_policy,
     read_sealed,
 )
+from git_evidence.policy.pinned import Pin, parse_pinned, pinned_commit
 from git_evidence.policy.schema import POLICY_FILE, Origin, Policy
 
 DEFAULT_BASE = "refs/heads/main"
@@ -52,8 +54,9 @@ def client_refs(remote: str | None) -> tuple[str, str, str]:
 
 
 def resolve(
-    git: Git,
+    git: Git | None,
     *,
+    pinned: Pin | None = None,
     draft: str | None = None,
     at: str | None = None,
     refs: Mapping[str, Oid] | None = None,
@@ -67,7 +70,12 @@ def resolve(
     ``server`` reads it, or a client (``remote``: the remote whose tracking refs stand
     for the server). ``refs``: every
     ref, when the caller has them (asked otherwise). ``cached=False`` for a reader
-    that must not trust what the git directory keeps."""
+    that must not trust what the git directory keeps. ``pinned``: the agent guard's
+    pinned copy, which alone is read then (``git`` may be None: no git is asked)."""
+    if pinned is not None:
+        return _pinned(pinned)
+    if git is None:
+        raise ValueError("resolve: a git repository, or a pinned policy")
     if draft:
         return InForce(draft_policy(draft))
     path = git.config_get(SEALED_KEY)
@@ -126,6 +134,22 @@ def draft_policy(path: str) -> Policy:
         ) from None
     policy = parse_policy(data, path)
     return policy._replace(source=DRAFT_SOURCE.format(path=path), origin="draft")
+
+
+def _pinned(pin: Pin) -> InForce:
+    """The guard's pinned policy, and the ref and commit it was read from when it was
+    pinned; a ``PolicyError`` naming the repair when it cannot be read or was changed."""
+    try:
+        with open(pin.path, "rb") as handle:
+            data: bytes | None = handle.read()
+        why = ""
+    except OSError as exc:
+        data, why = None, exc.strerror or type(exc).__name__
+    policy = parse_pinned(data, pin, why)
+    read_from = pinned_commit(data or b"")
+    if read_from is None:
+        return InForce(policy)
+    return InForce(policy, read_from[0], Oid(read_from[1]))
 
 
 def _server(git: Git, refs: Mapping[str, Oid]) -> InForce:

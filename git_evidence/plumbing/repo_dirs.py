@@ -87,3 +87,38 @@ def _read_merge_heads(path: str) -> list[Oid]:
             return [Oid(line.strip()) for line in handle if line.strip()]
     except FileNotFoundError:
         return []
+
+
+def work_tree_of(where: str) -> tuple[str, str, str] | None:
+    """The work tree holding ``where``, its git directory and its common git directory
+    (real paths), read from the files git keeps (a ``.git`` directory, or a ``.git``
+    file naming one, and its ``commondir``) without starting git; None outside a work
+    tree. The agent's guard asks it, so that a pinned policy costs no git process."""
+    here = os.path.realpath(where)
+    while True:
+        dot_git = os.path.join(here, ".git")
+        if os.path.isdir(dot_git):
+            git_dir = dot_git
+            break
+        if os.path.isfile(dot_git):
+            try:
+                with open(dot_git, encoding="utf-8") as handle:
+                    line = handle.readline().strip()
+            except (OSError, UnicodeDecodeError):
+                return None
+            if not line.startswith("gitdir:"):
+                return None
+            git_dir = os.path.join(here, line[len("gitdir:") :].strip())
+            break
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+    git_dir = os.path.realpath(git_dir)
+    common = git_dir
+    try:
+        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as handle:
+            common = os.path.realpath(os.path.join(git_dir, handle.readline().strip()))
+    except (OSError, UnicodeDecodeError):
+        pass
+    return here, git_dir, common

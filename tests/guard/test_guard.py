@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import marshal
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -503,7 +504,6 @@ def _run_hooks(
 ) -> list[subprocess.CompletedProcess[str]]:
     """Run every PreToolUse hook of the settings whose matcher takes the event's tool,
     as Claude Code does: its command through bash, in the project, the event on stdin."""
-    import re
 
     settings = json.loads((work.path / ".claude" / "settings.json").read_text())
     tool = json.loads(data)["tool_name"]
@@ -585,10 +585,13 @@ def test_install_agent_twice_adds_nothing_the_second_time(work: Work) -> None:
 def test_install_agent_dry_run_prints_the_merged_file_and_writes_nothing(work: Work) -> None:
     result = evidence(work.path, "install", "--agent", "claude", "--dry-run")
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout)["hooks"]["PreToolUse"][0]["hooks"] == [
-        {"type": "command", "command": "git evidence guard || exit 2"}
-    ]
+    (hook,) = json.loads(result.stdout)["hooks"]["PreToolUse"][0]["hooks"]
+    assert hook["type"] == "command"
+    assert re.fullmatch(
+        r"git evidence guard --pinned=sha256:[0-9a-f]{64} \|\| exit 2", hook["command"]
+    )
     assert not (work.path / ".claude").exists()
+    assert not (work.path / ".git" / "git-evidence" / "guard-policy.toml").exists()
     doc = json.loads(
         evidence(work.path, "install", "--agent", "claude", "--dry-run", "--format", "json").stdout
     )

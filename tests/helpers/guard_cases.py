@@ -80,6 +80,43 @@ DENIED = [
     ("ls; rm tests/fixtures/a.json", "tests/fixtures/a.json"),
     ("true && rm tests/fixtures/a.json || false", "tests/fixtures/a.json"),
     ("pytest tests/ | tee tests/goldens/out.txt", "tests/goldens/out.txt"),
+    # quoting bash resolves as it reads the word
+    ("echo x >$'tests/fixtures/a.json'", "tests/fixtures/a.json"),
+    ("echo x > $'tests/\\x66ixtures/a.json'", "tests/fixtures/a.json"),
+    ('echo x > $"tests/fixtures/a.json"', "tests/fixtures/a.json"),
+    # wrappers that change directory
+    ("env -C tests rm fixtures/a.json", "tests/fixtures/a.json"),
+    ("env --chdir=tests rm fixtures/a.json", "tests/fixtures/a.json"),
+    ("sudo -D tests rm fixtures/a.json", "tests/fixtures/a.json"),
+    # node's fs calls
+    ("node -e \"require('fs').unlinkSync('tests/fixtures/a.json')\"", "tests/fixtures/a.json"),
+    (
+        "node -e \"require('fs').renameSync('/tmp/x.json', 'tests/fixtures/a.json')\"",
+        "tests/fixtures/a.json",
+    ),
+    (
+        "node -e \"require('fs').copyFileSync('/tmp/x.json', 'tests/fixtures/a.json')\"",
+        "tests/fixtures/a.json",
+    ),
+    # the directory the command runs in, as a variable or a substitution
+    ('echo x > "$(pwd)/tests/fixtures/a.json"', "tests/fixtures/a.json"),
+    ('echo x > "${PWD}/tests/fixtures/a.json"', "tests/fixtures/a.json"),
+    # git commands that write the work tree
+    ("git clean -fdx", ""),
+    ("git worktree add tests/fixtures/wt", "tests/fixtures/wt"),
+    ("git checkout -f HEAD~1", ""),
+    ("git read-tree -u -m HEAD", ""),
+    ("git reset --hard HEAD~1", ""),
+    # tools whose option names the file they write
+    ("curl -o tests/fixtures/a.json https://example.com/a.json", "tests/fixtures/a.json"),
+    ("curl --output=tests/fixtures/a.json https://example.com/a", "tests/fixtures/a.json"),
+    ("wget -O tests/fixtures/a.json https://example.com/a.json", "tests/fixtures/a.json"),
+    ("sort -o tests/fixtures/a.json /tmp/x.json", "tests/fixtures/a.json"),
+    # xargs fed a text the command holds
+    ("xargs rm <<< 'tests/fixtures/a.json'", "tests/fixtures/a.json"),
+    ("echo tests/fixtures/a.json | xargs rm", "tests/fixtures/a.json"),
+    # a letter a case-folding disk may take for an i
+    ("rm tests/f\u0130xtures/a.json", "tests/f\u0130xtures/a.json"),
 ]
 
 
@@ -118,4 +155,13 @@ PASSED = [
     "make test >/dev/null 2>&1",
     "cd /tmp && rm -rf tests",
     "touch docs/new.md",
+    "git config --get evidence.policyFile",
+    "git config user.email agent@example.com",
+    "cat .claude/settings.json .git/config",
+    "git clean -n",
+    "git log --oneline -- tests/fixtures",
+    "env -C /tmp rm -rf tests",
+    "curl -o /tmp/page.html https://example.com/",
+    "sort tests/fixtures/a.json",
+    "echo src/old.py | xargs rm -f",
 ]
