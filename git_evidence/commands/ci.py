@@ -18,6 +18,7 @@ import sys
 
 from git_evidence.forge import formats, output
 from git_evidence.forge.ci import judge_request
+from git_evidence.forge.current import current_base, token_env
 from git_evidence.forge.event import GITHUB, GITLAB, detect
 from git_evidence.forge.job_summary import code
 from git_evidence.gate import pipeline
@@ -29,9 +30,11 @@ GITLAB_REPORT = "gl-code-quality-report.json"
 
 def run(args: argparse.Namespace) -> int:
     request = detect(os.environ, _read)
-    git = Git()
+    request, notes = current_base(request, os.environ)
+    git = Git(env=token_env(os.environ) if request.forge == GITHUB else None)
     judged = judge_request(git, request, as_name=args.as_name, fetch=not args.no_fetch)
     report = judged.report
+    report.notes[:0] = notes
     pipeline.show_findings(git, report, args.max_findings)
     fmt = args.format
     if fmt == "auto":
