@@ -52,6 +52,8 @@ PURE = (
     "policy.render",
     "forge.event",
     "forge.formats",
+    "forge.sarif",
+    "forge.rule_texts",
     "forge.job_summary",
     "judge.shards",
     "plugin.retries",

@@ -178,10 +178,6 @@ class Drift(NamedTuple):
             return f"{self.path}: mode {self.change()[1:-1]}"
         return f"{self.path}: {self.kind} {self.change()}"
 
-    def detail(self) -> str:
-        """``PATH (OLD -> NEW)``, for a list whose heading already says the kind."""
-        return f"{self.path} {self.change()}"
-
     def change(self) -> str:
         """``(OLD -> NEW)``: digests, or modes for a mode change."""
         if self.kind == "mode":

@@ -47,6 +47,8 @@ class Request(NamedTuple):
     source: str  # where that login came from
     also: tuple[tuple[str, str], ...] = ()  # (login, source) judged too; stricter wins
     fetch: tuple[str, ...] = ()  # refs of the remote the head can be fetched from
+    number: int | None = None  # the pull request's number (GitHub): to ask its base now
+    retargeted: str | None = None  # the base branch the event says it had before
 
     def describe(self) -> str:
         what = {"pull_request": "pull request", "merge_request": "merge request"}.get(
@@ -91,6 +93,9 @@ def github_request(environ: Mapping[str, str], read: Callable[[str], bytes]) -> 
         number = _field(event, path, pull, "number", required=False)
         also = ((sender, "sender.login"),) if sender and sender != login else ()
         fetch = (f"refs/pull/{number}/head",) if isinstance(number, int) else ()
+        # `edited` with `changes.base`: the base branch changed; pull_request.base is
+        # the new one, changes.base.ref.from the old
+        was = _field(event, path, "changes", "base", "ref", "from", required=False)
         return Request(
             GITHUB,
             "pull_request",
@@ -101,6 +106,8 @@ def github_request(environ: Mapping[str, str], read: Callable[[str], bytes]) -> 
             "pull_request.user.login",
             also,
             fetch,
+            number if isinstance(number, int) else None,
+            was if isinstance(was, str) else None,
         )
     if name == "push":
         before = _sha(event, path, "before")

@@ -5,12 +5,18 @@ verdict record for ``judge``). Pure: documents in, text and data out.
 
 Both kinds of document are first flattened to ``Item``s, one per finding: its rule, a
 level (``error`` for a reject, ``warning`` for a hold, ``note`` for a finding that does
-not block), one line of message, the fix, and the paths it is about. A finding about no
-path (a ref, a run of a property) is located at the policy file, whose rules made it:
-Code Quality needs a path for every issue, and code scanning shows results on files.
+not block), one line of message, the fix, and the paths it is about. Each path is a
+path of a tree, never display text: what a finding says about one path (its class, a
+lock drift's ``(OLD -> NEW)``, that the file is deleted) is a ``Place``'s text, kept
+apart. A deleted file is named by the path it had; a renamed one is the removal of
+its old path and the addition of its new one. A finding about no path (a ref, a run
+of a property) is located at the policy file, whose rules made it: Code Quality needs
+a path for every issue, and code scanning shows results on files.
 
-Over 300 lines on purpose: one flattening of both documents, and the three formats
-that read it."""
+GitHub shows at most ten error, ten warning and ten notice annotations of a step
+(``ANNOTATION_LIMITS``): the workflow commands are the most important first (rejects,
+then holds, then notices), and when some are left out one last notice says how many
+of each and that the job summary lists every finding. SARIF is sarif.py."""
 
 from __future__ import annotations
 
@@ -27,15 +33,15 @@ GITHUB: Final = "github"
 CODEQUALITY: Final = "codequality"
 FORMATS = (SARIF, GITHUB, CODEQUALITY)
 TOOL = "git-evidence"
-SARIF_VERSION = "2.1.0"
-SARIF_SCHEMA = (
-    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-)
 ERROR, WARNING, NOTE = "error", "warning", "note"
 # Code Quality's scale is info, minor, major, critical, blocker: a reject blocks the
 # merge, a hold waits for a person.
 SEVERITY = {ERROR: "blocker", WARNING: "major", NOTE: "info"}
-MAX_ANNOTATIONS = 50  # workflow commands printed per run; the summary lists the rest
+# What GitHub shows of one step's annotations, per kind; the last notice is kept for
+# saying how many more there are.
+ANNOTATION_LIMITS = {ERROR: 10, WARNING: 10, NOTE: 9}
+RANK = {ERROR: 0, WARNING: 1, NOTE: 2}
+DELETED = "deleted: named by the path it had"
 
 
 class Item(NamedTuple):
@@ -49,23 +55,60 @@ class Item(NamedTuple):
     key: str  # what the finding is about, stable across runs (its fingerprint's part)
     commit: str | None = None
     ref: str | None = None
+    details: tuple[tuple[str, str], ...] = ()  # (path, what changed there)
+
+
+class Place(NamedTuple):
+    """Where an item is shown: a path of the tree ("" for none) and what the item says
+    about that path."""
+
+    path: str
+    text: str
+
+
+def places(item: Item) -> list[Place]:
+    """One place per path of the item (its class, then what changed there), or one
+    place on no path."""
+    if not item.paths:
+        return [Place("", "")]
+    said = dict(item.details)
+    return [
+        Place(path, f"{klass}, {said[path]}" if said.get(path) else klass)
+        for klass, path in item.paths
+    ]
+
+
+def located(item: Item, place: Place) -> str:
+    """The item's message about one place: ``PATH (TEXT): MESSAGE``."""
+    if not place.path:
+        return item.message
+    return f"{place.path} ({place.text}): {item.message}"
+
+
+def ordered(items: Iterable[Item]) -> list[Item]:
+    """Rejects first, then holds, then what does not block; in their order otherwise."""
+    return sorted(items, key=lambda item: RANK[item.level])
 
 
 # -- documents → items ------------------------------------------------------------------
 
 
-def check_items(doc: Mapping[str, Any]) -> list[Item]:
-    """The findings of a ``check`` (or ``ci``) document, every update's, then its error."""
+def check_items(doc: Mapping[str, Any], gone: Iterable[str] = ()) -> list[Item]:
+    """The findings of a ``check`` (or ``ci``) document, every update's, then its error.
+    ``gone``: paths the judged head no longer has, said to be deleted."""
+    deleted = frozenset(gone)
     items = []
     for update in doc.get("updates", ()):
         for finding in update.get("findings", ()):
-            items.append(_finding_item(finding, update.get("ref")))
+            items.append(_finding_item(finding, update.get("ref"), deleted))
     if doc.get("error"):
-        items.append(_finding_item(doc["error"], None))
+        items.append(_finding_item(doc["error"], None, deleted))
     return items
 
 
-def _finding_item(finding: Mapping[str, Any], ref: str | None) -> Item:
+def _finding_item(
+    finding: Mapping[str, Any], ref: str | None, deleted: frozenset[str] = frozenset()
+) -> Item:
     if not finding.get("blocking", True) or finding.get("accepted_by"):
         level = NOTE
     else:
@@ -81,6 +124,12 @@ def _finding_item(finding: Mapping[str, Any], ref: str | None) -> Item:
     if where:
         message = f"{where}: {message}"
     key = "" if paths else (ref or "")
+    given = {str(k): str(v) for k, v in (finding.get("details") or {}).items()}
+    details = []
+    for _, path in paths:
+        said = [x for x in (given.get(path), DELETED if path in deleted else None) if x]
+        if said:
+            details.append((path, "; ".join(said)))
     return Item(
         str(finding["rule"]),
         level,
@@ -90,6 +139,7 @@ def _finding_item(finding: Mapping[str, Any], ref: str | None) -> Item:
         key,
         commit,
         ref,
+        tuple(details),
     )
 
 
@@ -122,8 +172,13 @@ def verdict_items(record: Mapping[str, Any]) -> list[Item]:
     hint = str(record.get("next") or "")
     items: list[Item] = []
 
-    def add(message: str, key: str, paths: tuple[tuple[str, str], ...] = ()) -> None:
-        items.append(Item(klass, level, message, hint, paths, key))
+    def add(
+        message: str,
+        key: str,
+        paths: tuple[tuple[str, str], ...] = (),
+        details: tuple[tuple[str, str], ...] = (),
+    ) -> None:
+        items.append(Item(klass, level, message, hint, paths, key, details=details))
 
     seen: set[str] = set()
     if klass == FIXTURE_BREACH:
@@ -133,21 +188,21 @@ def verdict_items(record: Mapping[str, Any]) -> list[Item]:
                 path = str(moved.get("path"))
                 if path not in seen:
                     seen.add(path)
-                    message = f"{klass}: {path} {moved.get('kind')} ({when} the runs): {reason}"
-                    add(message, when, (("fixture", path),))
+                    said = f"{moved.get('kind')} {when} the runs"
+                    add(f"{klass}: {reason}", when, (("fixture", path),), ((path, said),))
     by_class = (record.get("evidence") or {}).get("paths") or {}
     for name in VERDICT_PATH_CLASSES.get(klass, ()):
         for path in map(str, by_class.get(name, ())):
             if path not in seen:
                 seen.add(path)
-                add(f"{klass}: {path} ({name}): {reason}", "", ((name, path),))
+                add(f"{klass}: {reason}", "", ((name, path),))
     if klass in (PROPERTY_MISS, PROPERTY_FAIL):
         for prop in record.get("properties") or ():
             for fixture in prop.get("fixtures") or ():
                 if not fixture.get("ok", True):
                     path, kind = str(fixture["path"]), str(fixture["kind"]).replace("_", "-")
                     key = f"{prop['id']}\0{kind}\0{fixture['seed']}"
-                    message = f"{prop['id']}: {kind} fixture {path} (seed {fixture['seed']})"
+                    message = f"{prop['id']}: {kind} fixture (seed {fixture['seed']})"
                     add(message, key, (("fixture", path),))
         for case in record.get("counterexamples") or ():
             prop_id, seed = case["property"], case["seed"]
@@ -165,74 +220,16 @@ def verdict_items(record: Mapping[str, Any]) -> list[Item]:
     return items
 
 
-# -- SARIF -------------------------------------------------------------------------------
+def sentence(text: str, hint: str) -> str:
+    return f"{text}. To fix: {hint}" if hint else text
 
 
-def sarif(
-    items: Sequence[Item],
-    *,
-    version: str,
-    succeeded: bool,
-    exit_code: int,
-    properties: Mapping[str, Any],
-    help_for: Mapping[str, str] | None = None,
-) -> dict[str, Any]:
-    """A SARIF 2.1.0 log of one run: one result per item, the rules it names (with their
-    fix) in ``tool.driver.rules``. ``help_for``: a rule's fix where the rule table has
-    none (the judge's classes)."""
-    rules: dict[str, dict[str, Any]] = {}
-    results = []
-    for item in items:
-        if item.rule not in rules:
-            rules[item.rule] = _rule(item, (help_for or {}).get(item.rule))
-        index = list(rules).index(item.rule)
-        result: dict[str, Any] = {
-            "ruleId": item.rule,
-            "ruleIndex": index,
-            "level": item.level,
-            "message": {"text": _sentence(item)},
-            "locations": [_location(path) for _, path in item.paths] or [_location(POLICY_FILE)],
-            "partialFingerprints": {"gitEvidence/v1": fingerprint(item)},
-        }
-        extra: dict[str, Any] = {}
-        if item.paths:
-            extra["classes"] = sorted({k for k, _ in item.paths})
-        if item.commit:
-            extra["commit"] = item.commit
-        if item.ref:
-            extra["ref"] = item.ref
-        if extra:
-            result["properties"] = extra
-        results.append(result)
-    return {
-        "$schema": SARIF_SCHEMA,
-        "version": SARIF_VERSION,
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": TOOL,
-                        "version": version,
-                        "rules": list(rules.values()),
-                    }
-                },
-                "invocations": [{"executionSuccessful": succeeded, "exitCode": exit_code}],
-                "results": results,
-                "properties": dict(properties),
-            }
-        ],
-    }
-
-
-def _rule(item: Item, help_text: str | None) -> dict[str, Any]:
-    fix = help_text or generic_hint(item.rule) or item.hint or "see `git evidence rules`"
-    return {
-        "id": item.rule,
-        "name": item.rule.replace("-", "_"),
-        "shortDescription": {"text": f"git evidence rule {item.rule}"},
-        "help": {"text": fix},
-        "defaultConfiguration": {"level": item.level},
-    }
+def fingerprint(item: Item, path: str = "") -> str:
+    """Stable across runs of the same finding: the rule, what it is about and the path,
+    never a time or the order of the output (a rebased branch keeps its fingerprints
+    when the finding stays)."""
+    parts = (item.rule, item.key, path or ",".join(p for _, p in item.paths))
+    return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
 def generic_hint(rule: str) -> str:
@@ -247,46 +244,23 @@ def generic_hint(rule: str) -> str:
     return template.format_map({n: FIELDS[n][0] if n in FIELDS else f"<{n}>" for n in names})
 
 
-# What a URI reference keeps as it is (RFC 3986's unreserved characters, and the slash):
-# every other byte of the UTF-8 path is percent-encoded.
-_URI_KEEP = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/")
-
-
-def uri_reference(path: str) -> str:
-    data = path.encode("utf-8", "surrogateescape")
-    return "".join(chr(b) if b in _URI_KEEP else f"%{b:02X}" for b in data)
-
-
-def _location(path: str) -> dict[str, Any]:
-    return {"physicalLocation": {"artifactLocation": {"uri": uri_reference(path)}}}
-
-
-def _sentence(item: Item) -> str:
-    return f"{item.message}. To fix: {item.hint}" if item.hint else item.message
-
-
-def fingerprint(item: Item, path: str = "") -> str:
-    """Stable across runs of the same finding: the rule, what it is about and the path,
-    never a time or the order of the output (a rebased branch keeps its fingerprints
-    when the finding stays)."""
-    parts = (item.rule, item.key, path or ",".join(p for _, p in item.paths))
-    return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogateescape")).hexdigest()[:32]
-
-
 # -- GitLab Code Quality -------------------------------------------------------------------
 
 
 def codequality(items: Iterable[Item]) -> list[dict[str, Any]]:
-    """One Code Quality issue per item and path: description, check_name, fingerprint,
-    severity, location.path and location.lines.begin (the whole file: line 1)."""
+    """One Code Quality issue per item and path: description (the path, what the item
+    says about it, the message, the fix), check_name, fingerprint, severity,
+    location.path (a path of the tree; the policy file for a finding on no path) and
+    location.lines.begin (the whole file: line 1)."""
     issues = []
-    for item in items:
-        for klass, path in item.paths or (("policy", POLICY_FILE),):
+    for item in ordered(items):
+        for place in places(item):
+            path = place.path or POLICY_FILE
             issues.append(
                 {
-                    "description": f"{_sentence(item)} ({klass}: {path})",
+                    "description": sentence(located(item, place), item.hint),
                     "check_name": item.rule,
-                    "fingerprint": fingerprint(item, path),
+                    "fingerprint": fingerprint(item, place.path),
                     "severity": SEVERITY[item.level],
                     "location": {"path": path, "lines": {"begin": 1}},
                 }
@@ -309,23 +283,32 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def workflow_commands(items: Sequence[Item], limit: int = MAX_ANNOTATIONS) -> list[str]:
+def workflow_commands(items: Sequence[Item]) -> list[str]:
     """``::error file=PATH,title=RULE::message`` (``::warning`` for a hold, ``::notice``
-    for what does not block), one per item and path, at most ``limit`` of them."""
+    for what does not block), one per item and path, the most important first, no more
+    of each kind than GitHub shows (``ANNOTATION_LIMITS``); then, when some were left
+    out, one notice saying how many of each and where they all are."""
     lines: list[str] = []
-    total = 0
-    for item in items:
+    shown = dict.fromkeys(ANNOTATION_LIMITS, 0)
+    hidden = dict.fromkeys(ANNOTATION_LIMITS, 0)
+    for item in ordered(items):
         command = {ERROR: "error", WARNING: "warning", NOTE: "notice"}[item.level]
-        text = escape_data(_sentence(item))
-        for _, path in item.paths or (("", ""),):
-            total += 1
-            if len(lines) >= limit:
+        for place in places(item):
+            if shown[item.level] >= ANNOTATION_LIMITS[item.level]:
+                hidden[item.level] += 1
                 continue
-            where = f"file={escape_property(path)}," if path else ""
+            shown[item.level] += 1
+            where = f"file={escape_property(place.path)}," if place.path else ""
+            text = escape_data(sentence(located(item, place), item.hint))
             lines.append(f"::{command} {where}title={escape_property(item.rule)}::{text}")
-    if total > len(lines):
+    if any(hidden.values()):
+        words = {ERROR: "error", WARNING: "warning", NOTE: "notice"}
+        counts = ", ".join(
+            f"{n} {words[level]}{'s' if n != 1 else ''}" for level, n in hidden.items() if n
+        )
         lines.append(
-            f"::warning title={TOOL}::{total - len(lines)} more annotations not shown: "
-            "the job summary and --format json list them all"
+            f"::notice title={TOOL}::{sum(hidden.values())} more findings not annotated "
+            f"({counts}): GitHub shows {ANNOTATION_LIMITS[ERROR]} annotations of each kind "
+            "per step. The job summary lists every finding"
         )
     return lines

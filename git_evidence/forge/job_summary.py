@@ -14,9 +14,12 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from git_evidence.forge.formats import Item, check_items, verdict_items
+from git_evidence.forge.formats import Item, check_items, ordered, places, verdict_items
 
-MAX_LISTED = 20  # findings (or paths of one finding) listed per rule
+MAX_LISTED = 20  # lines listed per rule before the rest is collapsed (<details>)
+# GitHub keeps at most 1 MiB of a step's summary; what would go past this is left out,
+# and the summary says so.
+SUMMARY_BUDGET = 900_000
 DECISION_WORDS = {
     "allow": "allowed",
     "hold": "refused",
@@ -59,12 +62,17 @@ def plain(text: str) -> str:
     return out
 
 
-def check_summary(doc: Mapping[str, Any], context: Mapping[str, str] | None = None) -> str:
+def check_summary(
+    doc: Mapping[str, Any],
+    context: Mapping[str, str] | None = None,
+    gone: frozenset[str] = frozenset(),
+) -> str:
     """``context``: ``who`` (whom the request was judged as, and from where),
-    ``reproduce`` (the command that judges the same range on a clone)."""
+    ``reproduce`` (the command that judges the same range on a clone); ``gone``: paths
+    the judged head no longer has."""
     context = context or {}
     decision = str(doc.get("decision", "error"))
-    items = check_items(doc)
+    items = check_items(doc, gone)
     lines = [f"### git evidence: {DECISION_WORDS.get(decision, decision)} ({decision})", ""]
     who = context.get("who") or (code(str(doc["pusher"])) if doc.get("pusher") else "anonymous")
     policy = doc.get("policy") or {}
@@ -89,27 +97,64 @@ def check_summary(doc: Mapping[str, Any], context: Mapping[str, str] | None = No
 
 
 def _by_rule(items: Sequence[Item]) -> list[str]:
+    """A table of the rules, then every finding by rule with its paths: the first
+    ``MAX_LISTED`` lines of a rule shown, the rest collapsed under ``<details>``."""
     if not items:
         return ["No finding."]
+    items = ordered(items)
     counts = Counter(item.rule for item in items)
-    lines = ["| rule | level | findings |", "| --- | --- | --- |"]
+    spots: Counter[str] = Counter()
+    for item in items:
+        spots[item.rule] += sum(1 for place in places(item) if place.path)
+    lines = ["| rule | level | findings | paths |", "| --- | --- | --- | --- |"]
     levels = {item.rule: item.level for item in items}
     for rule, count in counts.items():
-        lines.append(f"| {code(rule)} | {levels[rule]} | {count} |")
+        lines.append(f"| {code(rule)} | {levels[rule]} | {count} | {spots[rule]} |")
+    used = sum(len(line) + 1 for line in lines)
     for rule in counts:
         found = [item for item in items if item.rule == rule]
-        lines += ["", f"#### {code(rule)}", ""]
-        for item in found[:MAX_LISTED]:
-            lines.append(f"- {plain(item.message)}")
-            for klass, path in item.paths[:MAX_LISTED]:
-                lines.append(f"  - {klass}: {code(path)}")
-            if len(item.paths) > MAX_LISTED:
-                lines.append(f"  - … and {len(item.paths) - MAX_LISTED} more")
-        if len(found) > MAX_LISTED:
-            lines.append(f"- … and {len(found) - MAX_LISTED} more {code(rule)} findings")
+        entries = _entries(found)
+        shown, rest = entries[:MAX_LISTED], entries[MAX_LISTED:]
+        block = ["", f"#### {code(rule)}", "", *(line for _, line in shown)]
+        if rest:
+            more = sum(1 for is_path, _ in rest if is_path) or len(rest)
+            what = "paths" if any(is_path for is_path, _ in rest) else "findings"
+            block += ["", f"<details><summary>{more} more {what} of {rule}</summary>", ""]
+            if rest[0][0]:  # the list goes on inside a finding
+                block.append(f"- {_owner(entries, MAX_LISTED)} (continued)")
+            block += [line for _, line in rest] + ["", "</details>"]
         if found[0].hint:
-            lines += ["", f"To fix: {plain(found[0].hint)}"]
+            block += ["", f"To fix: {plain(found[0].hint)}"]
+        size = sum(len(line.encode("utf-8", "replace")) + 1 for line in block)
+        if used + size > SUMMARY_BUDGET:
+            lines += [
+                "",
+                f"The summary stops before {code(rule)}: GitHub keeps 1 MiB of a step's "
+                "summary. The command below lists every finding with `--format json`.",
+            ]
+            break
+        used += size
+        lines += block
     return lines
+
+
+def _entries(found: Sequence[Item]) -> list[tuple[bool, str]]:
+    """Each finding's line and its paths' lines, ``(is a path, line)``."""
+    entries: list[tuple[bool, str]] = []
+    for item in found:
+        entries.append((False, f"- {plain(item.message)}"))
+        for place in places(item):
+            if place.path:
+                entries.append((True, f"  - {code(place.path)} ({plain(place.text)})"))
+    return entries
+
+
+def _owner(entries: Sequence[tuple[bool, str]], index: int) -> str:
+    """The message of the finding whose path line ``index`` is."""
+    for is_path, line in reversed(entries[:index]):
+        if not is_path:
+            return line.removeprefix("- ")
+    return ""
 
 
 def verdict_summary(record: Mapping[str, Any]) -> str:

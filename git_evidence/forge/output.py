@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from git_evidence import __version__
 from git_evidence.core.errors import UsageError
-from git_evidence.forge import formats, job_summary
+from git_evidence.forge import formats, job_summary, sarif
 
 if TYPE_CHECKING:
     from git_evidence.gate.report import Report
@@ -29,19 +29,22 @@ def emit_report(
     stream: TextIO,
     context: Mapping[str, str] | None = None,
     environ: Mapping[str, str] = os.environ,
+    gone: frozenset[str] = frozenset(),
 ) -> None:
     """A fence decision (``check``, ``ci``) in ``fmt``; ``context`` as
-    job_summary.check_summary takes it."""
+    job_summary.check_summary takes it; ``gone``: the paths the judged head no longer
+    has (deleted files, said so)."""
     from git_evidence.gate.report import to_doc, to_text
 
     doc = to_doc(report)
-    items = formats.check_items(doc)
+    items = formats.check_items(doc, gone)
     if fmt == formats.SARIF:
         policy = doc.get("policy") or {}
         properties = {"decision": doc["decision"], "pusher": doc["pusher"], "policy": policy}
-        log = formats.sarif(
+        log = sarif.sarif(
             items,
             version=__version__,
+            category=sarif.FENCE,
             succeeded=report.error is None,
             exit_code=report.exit_code,
             properties=properties,
@@ -51,7 +54,7 @@ def emit_report(
         stream.write(json.dumps(formats.codequality(items), indent=1) + "\n")
     else:
         _github(items, to_text(report), stream)
-        append_summary(job_summary.check_summary(doc, context), environ)
+        append_summary(job_summary.check_summary(doc, context, gone), environ)
 
 
 def emit_record(
@@ -65,9 +68,10 @@ def emit_record(
         properties = {
             key: record.get(key) for key in ("class", "exit", "base", "candidate", "policy")
         }
-        log = formats.sarif(
+        log = sarif.sarif(
             items,
             version=__version__,
+            category=sarif.JUDGE,
             succeeded=record.get("class") != "undecided",
             exit_code=int(record.get("exit", 2)),
             properties=properties,

@@ -188,6 +188,7 @@ def _finding_json(finding: Finding) -> dict[str, Any]:
         "hint": finding.hint,
         "blocking": finding.blocking,
         "accepted_by": finding.accepted_by,
+        **({"details": dict(finding.details)} if finding.details else {}),
     }
 
 
@@ -283,12 +284,12 @@ def _finding_lines(finding: Finding, width: int = WIDTH) -> list[str]:
         shown = found[:MAX_PATHS]
         for path in shown:
             line = f"    {klass}: {show_path(path)}"
-            if len(line) > width and path.endswith(")") and " (" in path:
+            detail = (finding.details or {}).get(path)
+            if detail and len(line) + 1 + len(detail) > width:
                 # a drift entry, `PATH (OLD -> NEW)`: the change goes on a line of its own
-                head, _, change = path.rpartition(" (")
-                lines += [f"    {klass}: {show_path(head)}", f"{CONTINUED * 2}({change}"]
+                lines += [line, f"{CONTINUED * 2}{detail}"]
                 continue
-            lines.append(line)
+            lines.append(f"{line} {detail}" if detail else line)
         if len(found) > len(shown):
             lines.append(f"    {klass}: ... and {len(found) - len(shown)} more")
     lines += wrap(f"To fix: {finding.hint}", width, first="  ")

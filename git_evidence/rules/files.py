@@ -141,6 +141,7 @@ def decide_lock(
             ref,
             commit=facts.base,
             found=_drift_paths(lock.stale),
+            details=_drift_details(lock.stale),
             message=f"the base differs from the lock pinned on {locked} in "
             f"{len(lock.stale)} file(s){notice}",
             decision=HOLD if policy.lock_required else ALLOW,
@@ -156,6 +157,7 @@ def decide_lock(
                 ref,
                 commit=facts.commit,
                 found=_drift_paths(lock.breach),
+                details=_drift_details(lock.breach),
                 message=f"{len(lock.breach)} file(s) under the lock roots differ from "
                 + (f"the base {base}" if base else "the lock in force"),
                 **where,
@@ -165,12 +167,18 @@ def decide_lock(
 
 
 def _drift_paths(drift: Sequence[Drift]) -> dict[str, list[str]]:
-    """Drift by kind (``modified``, ``added``, …), each line the path and what changed:
-    the kind is said once, by the line's label."""
+    """The drifted paths by kind (``modified``, ``added``, ``removed``, …): the kind is
+    said once, by the label. A removed file is named by the path it had; a renamed one
+    is a removal and an addition (the gate compares trees without rename detection)."""
     by_kind: dict[str, list[str]] = {}
     for item in drift:
-        by_kind.setdefault(item.kind, []).append(item.detail())
+        by_kind.setdefault(item.kind, []).append(item.path)
     return by_kind
+
+
+def _drift_details(drift: Sequence[Drift]) -> dict[str, str]:
+    """What changed at each drifted path: ``(OLD -> NEW)``, digests or modes."""
+    return {item.path: item.change() for item in drift}
 
 
 def decide_notes(facts: UpdateFacts, problems: Sequence[str]) -> list[Finding]:

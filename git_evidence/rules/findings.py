@@ -8,7 +8,7 @@ deciders so each of them builds findings one way."""
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from git_evidence.core.oids import Oid
@@ -54,6 +54,9 @@ class Finding(NamedTuple):
     # (an update of a ref that is not protected); it keeps its decision `hold`.
     blocking: bool = True
     accepted_by: str | None = None
+    # What a path's entry says besides the path (a lock drift's `(OLD -> NEW)`): kept
+    # apart so that every path in ``paths`` is a path of a tree, as the forges need.
+    details: Mapping[str, str] | None = None
 
 
 class UpdateDecision(Slotted):
@@ -82,6 +85,7 @@ def _finding(
     message: str,
     decision: Decision | None = None,
     hint: str | None = None,
+    details: Mapping[str, str] | None = None,
     **fields: str | None,
 ) -> Finding:
     default, template = RULES[rule]
@@ -96,6 +100,7 @@ def _finding(
         message,
         fill(rule, hint or template, ref=ref, commit=(commit or "")[:12], **fields),
         blocking=chosen != ALLOW,
+        details=details or None,
     )
 
 

@@ -50,7 +50,7 @@ def check(work: Work, base: str, fmt: str, env: dict[str, str] | None = None) ->
     return result
 
 
-def test_check_sarif_is_valid_sarif_2_1_0_with_one_result_per_finding(
+def test_check_sarif_is_valid_sarif_2_1_0_with_one_result_per_finding_and_path(
     mixed: tuple[Work, str],
 ) -> None:
     work, base = mixed
@@ -60,11 +60,18 @@ def test_check_sarif_is_valid_sarif_2_1_0_with_one_result_per_finding(
     results = run["results"]
     doc = json.loads(check(work, base, "json").stdout)
     findings = [f for u in doc["updates"] for f in u["findings"]]
-    assert [r["ruleId"] for r in results] == [f["rule"] for f in findings]
+    per_path = sorted(
+        (f["rule"], p) for f in findings for listed in f["paths"].values() for p in listed
+    )
+    located = [
+        (r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"])
+        for r in results
+    ]
+    assert len(located) == len(per_path)
+    assert all(len(r["locations"]) == 1 for r in results)
     levels = {r["ruleId"]: r["level"] for r in results}
     assert levels["mixed-commit"] == "error" and levels["added-test"] == "warning"
-    mixed_result = next(r for r in results if r["ruleId"] == "mixed-commit")
-    uris = {loc["physicalLocation"]["artifactLocation"]["uri"] for loc in mixed_result["locations"]}
+    uris = {uri for rule, uri in located if rule == "mixed-commit"}
     assert uris == {
         "src/app.py",
         "tests/fixtures/%D0%B8%D0%BD%D1%82%D0%B5%D1%80%D0%B2%D1%8C%D1%8E%201.json",
@@ -76,6 +83,7 @@ def test_check_sarif_is_valid_sarif_2_1_0_with_one_result_per_finding(
     )
     assert all(r["ruleIndex"] == list(rules).index(r["ruleId"]) for r in results)
     assert run["invocations"] == [{"executionSuccessful": True, "exitCode": 1}]
+    assert run["automationDetails"] == {"id": "git-evidence/fence/"}
 
 
 def test_an_error_in_sarif_is_valid_sarif_that_says_the_run_failed(tmp_path: Path) -> None:

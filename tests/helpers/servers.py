@@ -21,7 +21,13 @@ import pytest
 
 PROJECT = Path(__file__).resolve().parents[2]
 SYSTEM_PYTHON = "/usr/bin/python3"
-HTTP_USERS = {"alice": "alice-pw", "ci-bot": "ci-pw", "agent-bot": "agent-pw"}
+HTTP_USERS = {
+    "alice": "alice-pw",
+    "ci-bot": "ci-pw",
+    "agent-bot": "agent-pw",
+    # a GitHub Actions job token, as git sends it (basic auth, user x-access-token)
+    "x-access-token": "ghs-job-token",
+}
 
 
 def need(*binaries: str) -> dict[str, str]:

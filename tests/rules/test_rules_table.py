@@ -594,7 +594,9 @@ def test_lock_findings_say_what_and_where() -> None:
         f"the base differs from the lock pinned on {FOUND.commit[:12]} in 1 file(s) "
         "(a notice: it holds nothing by itself)"
     )
-    assert stale.paths == {"modified": [DRIFT[0].detail()]}
+    # the path alone, a path of the tree; what changed there apart
+    assert stale.paths == {"modified": [DRIFT[0].path]}
+    assert stale.details == {DRIFT[0].path: DRIFT[0].change()}
     (held,) = decide_lock(facts(), LockFacts(found=FOUND, stale=DRIFT), REQUIRED, who(AGENT))
     assert (
         held.message == f"the base differs from the lock pinned on {FOUND.commit[:12]} in 1 file(s)"
