@@ -48,6 +48,9 @@ PURE = (
     "core.slots",
     "core.runner_files",
     "split.outcome",
+    "init.shapes",
+    "init.draft",
+    "init.render",
     "sandbox.repo_state",
     "policy.render",
     "forge.event",
@@ -601,6 +604,7 @@ PACKAGE_IMPORTS: dict[str, frozenset[str]] = {
     ),
     "gate": frozenset({"core", "policy", "plumbing", "ledger", "lock", "rules", "judge"}),
     "split": frozenset({"core", "policy", "plumbing", "gate"}),
+    "init": frozenset({"core", "policy", "plumbing", "rules", "gate"}),
     "forge": frozenset({"core", "policy", "plumbing", "ledger", "rules", "judge", "gate"}),
     "cli": frozenset(
         {"core", "policy", "plumbing", "terminal", "rules", "gate", "forge", "commands"}
