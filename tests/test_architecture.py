@@ -7,8 +7,10 @@ dataclasses (~14 ms, see slots.py)."""
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
+import sysconfig
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -48,6 +50,9 @@ PURE = (
     "core.slots",
     "core.runner_files",
     "split.outcome",
+    "init.shapes",
+    "init.draft",
+    "init.render",
     "sandbox.repo_state",
     "policy.render",
     "forge.event",
@@ -641,6 +646,7 @@ PACKAGE_IMPORTS: dict[str, frozenset[str]] = {
     ),
     "gate": frozenset({"core", "policy", "plumbing", "ledger", "lock", "rules", "judge"}),
     "split": frozenset({"core", "policy", "plumbing", "gate"}),
+    "init": frozenset({"core", "policy", "plumbing", "rules", "gate"}),
     "forge": frozenset({"core", "policy", "plumbing", "ledger", "rules", "judge", "gate"}),
     "cli": frozenset(
         {"core", "policy", "plumbing", "terminal", "rules", "gate", "forge", "commands"}
@@ -756,6 +762,40 @@ HOOK_STDLIB = frozenset(
         "bisect",
     ]
 )
+# What an interpreter's own start (`site`: `os` and its paths) and `re` load, counted
+# too since the hooks are counted from a bare interpreter (`-S`), whatever the
+# environment's `.pth` files would have loaded first (3.10 spells `re` in `sre_*`).
+HOOK_STDLIB |= frozenset(
+    [
+        "__future__",
+        "_collections",
+        "_collections_abc",
+        "_functools",
+        "_operator",
+        "_sre",
+        "_stat",
+        "contextlib",
+        "copyreg",
+        "enum",
+        "errno",
+        "functools",
+        "genericpath",
+        "importlib",
+        "itertools",
+        "keyword",
+        "operator",
+        "os",
+        "posixpath",
+        "re",
+        "reprlib",
+        "sre_compile",
+        "sre_constants",
+        "sre_parse",
+        "stat",
+        "types",
+        "warnings",
+    ]
+)
 COUNTING = """\
 import sys
 before = set(sys.modules)
@@ -772,13 +812,20 @@ sys.exit(code)
 
 
 def _outside(cwd: Path, wrapper: Path, args: list[str], stdin: str) -> set[str]:
+    """The modules outside the package that the command loads, counted from a bare
+    interpreter: `-S` keeps `site` from running the `.pth` files of the environment
+    (an editable install's finder, coverage's start-up hook), which load modules of
+    their own and would hide them from the count; the package and the environment's
+    packages are reached through PYTHONPATH instead."""
+    paths = [str(PROJECT), sysconfig.get_paths()["purelib"], os.environ.get("PYTHONPATH", "")]
     proc = subprocess.run(
-        [sys.executable, str(wrapper), *args],
+        [sys.executable, "-S", str(wrapper), *args],
         cwd=cwd,
         input=stdin,
         capture_output=True,
         text=True,
         check=False,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, paths))},
     )
     assert proc.returncode == 0, proc.stderr
     marks = [line for line in proc.stderr.splitlines() if line.startswith("OUTSIDE=")]

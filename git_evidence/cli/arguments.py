@@ -105,6 +105,31 @@ def _build(only: str | None) -> Parser:
     setattr(sub, "add_parser", add_parser)  # noqa: B010 (an instance's method)
 
     p = sub.add_parser(
+        "init",
+        help="write a draft .git-evidence.toml from the repository's layout, and say "
+        "what it would have done to the last commits",
+        description="Read the files at the tip of the default branch and write a draft "
+        ".git-evidence.toml, every glob under a comment saying why it was chosen; print "
+        "what the draft classifies and how `check` judges the last commits of the "
+        "branch under it (allowed, held, refused, by rule). Exit 0 when the draft was "
+        "written or printed; 2 when it could not be (a policy file exists: --force).",
+    )
+    p.add_argument(
+        "--commits",
+        type=_positive,
+        default=300,
+        metavar="N",
+        help="judge the last N first-parent commits of the default branch (default: 300)",
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the draft and its figures, and write nothing",
+    )
+    p.add_argument("--force", action="store_true", help="overwrite an existing .git-evidence.toml")
+    add_format(p)
+
+    p = sub.add_parser(
         "check",
         help="judge a range as the server would (default: upstream..HEAD)",
         description="Judge ranges as the server's pre-receive would, with the policy of "
@@ -361,3 +386,9 @@ def _build(only: str | None) -> Parser:
         raise RuntimeError(f"the parser adds {added}, cli/names.py lists {list(COMMANDS)}")
     apply_conventions(parser)
     return parser
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of commits above 0, not {text!r}")
+    return int(text)

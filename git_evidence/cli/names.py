@@ -9,6 +9,7 @@ starts knows its command without loading the parser, or argparse."""
 from __future__ import annotations
 
 COMMANDS = (
+    "init",
     "check",
     "classify",
     "policy",

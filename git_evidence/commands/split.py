@@ -177,16 +177,10 @@ class _Splitter:
             )
         base = self._commit(start)
         ref, tip = self._range_target(end or "HEAD")
+        # Merges are kept: each is written again with its parents' new ids and its own
+        # tree, so what it merged (its combined diff) is what it was. The commits on
+        # either side of it are split like any other.
         commits = self._listed(tip, "--not", base)
-        merges = [oid for oid, parents in commits if len(parents) > 1]
-        if merges:
-            named = ", ".join(f"{m[:12]} ({_subject(self.cat.read(m))})" for m in merges[:5])
-            more = f" and {len(merges) - 5} more" if len(merges) > 5 else ""
-            raise UsageError(
-                f"the range {text} holds merges: {named}{more}; nothing was changed",
-                fix="split the mixed commits on each side of the merge, one at a time "
-                "(`git evidence split REV`)",
-            )
         outcome = Outcome(ref, tip, tip, self.order, self.policy, dry_run=self.dry_run)
         mixed = self._mixed((tip, "--not", base))
         if not mixed:

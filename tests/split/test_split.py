@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import shutil
 import stat
 import subprocess
@@ -487,19 +489,45 @@ def test_range_splits_every_mixed_commit_and_keeps_the_final_tree(work: Work) ->
     assert result.returncode == 0, result.stderr
 
 
-def test_range_with_a_merge_is_refused_naming_it(work: Work) -> None:
+def _range_with_a_merge(work: Work) -> tuple[str, str, str]:
+    """Mixed commits on main and on a side branch merged into it: (base, side, merge)."""
     base = work.head()
     modified(work)
     commit_all(work, "fix")
     work.git("checkout", "-qb", "side", base)
     work.write("src/side.py", "side\n")
-    commit_all(work, "side")
+    work.write("tests/fixtures/side.json", "{}\n")
+    side = commit_all(work, "side")
     work.git("checkout", "-q", "main")
     work.git("merge", "-q", "--no-ff", "--no-edit", "side")
-    merge = work.head()
-    said = split_fails(work, "--range", f"{base}..HEAD")
-    assert f"{merge[:12]} (Merge branch 'side')" in said
-    assert work.head() == merge
+    return base, side, work.head()
+
+
+def test_checks_printed_split_range_over_a_merge_runs_as_printed(work: Work) -> None:
+    base, side, merge = _range_with_a_merge(work)
+    said = evidence(work.path, "check", f"{base}..HEAD").stdout
+    printed = re.search(r"`(git evidence split --range [^`]+)`", " ".join(said.split()))
+    assert printed, said
+    words = shlex.split(printed.group(1))
+    result = evidence(work.path, *words[2:])
+    assert result.returncode == 0, result.stderr
+    assert work.head("HEAD^{tree}") == work.head(f"{merge}^{{tree}}")
+    again = evidence(work.path, "check", f"{base}..HEAD", "--format", "json")
+    rules = {f["rule"] for u in json.loads(again.stdout)["updates"] for f in u["findings"]}
+    assert "mixed-commit" not in rules
+    parents = work.git("log", "-1", "--format=%P", "HEAD").stdout.split()
+    assert len(parents) == 2 and side not in parents  # the merge kept, its side split
+    assert message(work, parents[1]).startswith("side (product)")
+
+
+def test_split_dry_run_shows_the_ids_the_split_makes(work: Work) -> None:
+    base, _, _ = _range_with_a_merge(work)
+    shown = split(work, "--dry-run", "--range", f"{base}..HEAD", "--format", "json")
+    later = {**SPLIT_BY, "GIT_COMMITTER_DATE": "2031-06-01T00:00:00Z"}
+    made = split(work, "--range", f"{base}..HEAD", "--format", "json", env=later)
+    dry, real = json.loads(shown), json.loads(made)
+    assert dry["splits"] and dry["splits"] == real["splits"]
+    assert dry["new"] == real["new"] == work.head()
 
 
 def test_merge_given_is_refused(work: Work) -> None:
