@@ -15,8 +15,9 @@ git clone --quiet "$REPO_URL" "$work/repo" && cd "$work/repo"
 # A glob: the locks and the verdicts, and no failure while the server has neither yet.
 git fetch --quiet origin "+refs/notes/evidence*:refs/notes/evidence*"
 
-# 1. The pin. post-receive pins every accepted tip; if a pin is missing (a server
-#    without the hook, a pin still being written), the lock writer pins it here.
+# 1. The pin. post-receive pins every accepted commit whose lock roots changed (the lock
+#    in force elsewhere is the nearest pin); if none is in force (a server without the
+#    hook, a pin still being written), the lock writer pins it here.
 if ! git evidence show-lock origin/main >/dev/null; then
   git evidence lock origin/main
   git push --quiet origin refs/notes/evidence

@@ -201,12 +201,16 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
 
 
 def _silent(args: argparse.Namespace, fmt: str, report: Report) -> bool:
-    """A client hook that allows with nothing to remark (no hold on its way to review,
-    no proposal) says nothing, unless asked to (``-v``, or ``git config
-    evidence.verbose true``, read only then)."""
-    if args.command not in CLIENT_HOOKS or fmt != "text" or args.verbose:
+    """A hook that allows with nothing to remark (no hold on its way to review, no
+    proposal; on the server, no note either) says nothing, unless asked to (``-v``, or
+    ``git config evidence.verbose true``, read only then): an ordinary push prints no
+    ``remote:`` line."""
+    server = args.command == "pre-receive"
+    if (args.command not in CLIENT_HOOKS and not server) or fmt != "text" or args.verbose:
         return False
     if report.exit_code != 0 or any(v.findings for v in report.decisions):
+        return False
+    if server and report.notes:
         return False
     from git_evidence.plumbing.git import Git
 

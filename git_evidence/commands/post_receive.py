@@ -3,6 +3,11 @@ branch: every first-parent commit whose lock-root trees differ from the pin befo
 and the new tip, so a tag or a branch made from a commit in the middle of
 the push has a lock of its own in force.
 
+A push that changes no lock root (the lock in force before it, its own note or the
+nearest pin on the first-parent line, has the tip's root trees) writes nothing and
+says nothing: the lock in force at its tip is that pin (``lock/walk.py``). A tip whose
+nearest pin is too far back to be found by note path is pinned again, silently.
+
 Refs cannot be written from pre-receive (git forbids it in quarantine), so the lock
 for what a push brought to a protected branch is written here."""
 
@@ -15,7 +20,7 @@ from typing import TYPE_CHECKING
 from git_evidence.core.errors import EXIT_ERROR, PREFIX, EvidenceError
 from git_evidence.gate.ranges import parse_receive_lines
 from git_evidence.gate.report import WIDTH, wrap
-from git_evidence.lock import pinning
+from git_evidence.lock import walk as lock_walk
 from git_evidence.plumbing.context import judged_refs, server_aliases, server_view
 from git_evidence.plumbing.git import Git
 from git_evidence.plumbing.in_force import resolve
@@ -53,14 +58,21 @@ def run(args: argparse.Namespace) -> int:
             else [update.old]
         )
         try:
-            pinned, skipped = pinning.pin_range(
+            roots, notes_ref = policy.lock_roots, policy.notes_ref
+            walk = lock_walk.first_parent_walk(git, update.new, exclude, roots, notes_ref)
+            if lock_walk.unmoved(git, walk, roots, notes_ref):
+                continue  # the lock in force before the push is the tip's: nothing to say
+            from git_evidence.lock import pinning  # hashes and writes: only for a pin
+
+            pinned, skipped, moved = pinning.pin_range(
                 git,
                 update.new,  # peeled by the walk
                 exclude,
-                policy.lock_roots,
+                roots,
                 policy.lock_exclude,
-                policy.notes_ref,
+                notes_ref,
                 f"post-receive (push by {who.describe()})",
+                walk,
             )
         except EvidenceError as exc:
             command = f"git evidence lock {update.new[:12]} --push origin"
@@ -83,8 +95,8 @@ def run(args: argparse.Namespace) -> int:
                 f"pins one when needed: {command}",
                 keep=command,
             )
-        state = "pinned" if written else "lock unchanged"
-        _say(f"{state} {update.ref} at {update.new[:12]}: {short_digest(tip.digest)}")
+        if written and moved:  # a pin that only repeats the lock before it is not news
+            _say(f"pinned {update.ref} at {update.new[:12]}: {short_digest(tip.digest)}")
     return status
 
 

@@ -168,11 +168,18 @@ def _verify(git: Git, args: argparse.Namespace) -> int:
             "the base no longer matches its lock (lock-stale)" if stale else "",
             "the range is not allowed" if checked.exit_code != EXIT_ALLOW else "",
         ]
-        # The last line says what the exit status says.
+        # The last line says what the exit status says, in 80 columns: reasons that
+        # do not fit on it go on lines of their own before it.
         if ok:
-            print(f"{PREFIX}: verified: {what} matches its lock and the range is allowed")
+            print(f"{PREFIX}: verified: {what} matches its lock; the range is allowed")
         else:
-            print(f"{PREFIX}: not verified: {'; '.join(r for r in reasons if r)}")
+            given = [r for r in reasons if r]
+            last = f"{PREFIX}: not verified: {'; '.join(given)}"
+            if len(last) > LINE:
+                for reason in given:
+                    print("\n".join(wrap(reason, LINE, first="  ", rest="    ")))
+                last = f"{PREFIX}: not verified: for the {len(given)} reasons above"
+            print(last)
     return EXIT_ALLOW if ok else EXIT_REFUSE
 
 

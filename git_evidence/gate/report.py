@@ -292,7 +292,9 @@ def _finding_lines(finding: Finding, width: int = WIDTH) -> list[str]:
             lines.append(f"{line} {detail}" if detail else line)
         if len(found) > len(shown):
             lines.append(f"    {klass}: ... and {len(found) - len(shown)} more")
-    lines += wrap(f"To fix: {finding.hint}", width, first="  ")
+    # What a finding that holds nothing asks for is a next step, not a fix.
+    label = "To fix" if finding.blocking and finding.decision != ALLOW else "Next"
+    lines += wrap(f"{label}: {finding.hint}", width, first="  ")
     return lines
 
 

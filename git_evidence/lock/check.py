@@ -30,11 +30,12 @@ def lock_facts(
     push being pinned right now, is still the reference), and whether the lock in
     force at ``base`` is valid and still matches it.
 
-    The common case is one ``cat-file --batch-check`` and no blob read: equal root
-    trees at ``base`` and ``new`` mean no breach, and the note on the base itself
-    (post-receive pins every new protected tip), already validated (LockCache), whose
-    root trees equal the base's, means the lock is in force and current. Otherwise
-    the note is read, and blobs only where root trees differ."""
+    The common case is one ``cat-file --batch-check`` (and, when the base has no note
+    of its own, the nearest pin looked up by note path: post-receive pins a tip only
+    when a lock root changed) and no blob read: equal root trees at ``base`` and
+    ``new`` mean no breach, and a pin already validated (LockCache) whose root trees
+    equal the base's means the lock is in force and current. Otherwise the note is
+    read, and blobs only where root trees differ."""
     if base is None:
         return LockFacts()
     # No notes ref yet (a new server, a clone that fetched none) still has a base whose

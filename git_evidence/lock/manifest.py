@@ -17,6 +17,7 @@ from git_evidence.core.facts import Drift, Entry
 from git_evidence.core.oids import Oid
 from git_evidence.core.path_globs import fold_path, glob_regex
 from git_evidence.core.paths import GITLINK_MODE
+from git_evidence.lock.walk import tree_ids as tree_ids  # where it was first
 from git_evidence.plumbing import batch
 from git_evidence.plumbing.git import Git
 
@@ -122,14 +123,6 @@ def root_trees(git: Git, rev: str, roots: Sequence[str]) -> dict[str, str | None
     """Each root's tree id at ``rev``; None where the root is missing, and the object
     id prefixed with its type where something else (a file, a link) stands there."""
     return tree_ids(roots, batch.check(git, [f"{rev}:{root}" for root in roots]))
-
-
-def tree_ids(roots: Sequence[str], hits: Sequence[tuple[str, str] | None]) -> dict[str, str | None]:
-    """Root → tree id (None: missing; ``type:oid`` when a non-tree stands there)."""
-    return {
-        root: None if hit is None else hit[0] if hit[1] == "tree" else f"{hit[1]}:{hit[0]}"
-        for root, hit in zip(roots, hits, strict=True)
-    }
 
 
 def build_manifest(

@@ -12,78 +12,24 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from typing import NamedTuple, cast
 
 from git_evidence.core.errors import EvidenceError
 from git_evidence.core.facts import LockRef
 from git_evidence.core.oids import Oid
 from git_evidence.core.records import now_utc
 from git_evidence.lock.disk import from_checkout
-from git_evidence.lock.manifest import OnDisk, build_manifest, root_trees, tree_ids
+from git_evidence.lock.manifest import OnDisk, build_manifest, root_trees
 from git_evidence.lock.record import Lock, LockInvalid
 from git_evidence.lock.store import LockCache, lock_in_force, own_notes, previous_lock, read_lock
+from git_evidence.lock.walk import Trees, Walk, first_parent_walk, tree_ids
 from git_evidence.plumbing import notes
 from git_evidence.plumbing.git import Git, blob_id
 
-Trees = dict[str, str | None]
 WRITE_ATTEMPTS = 5  # concurrent post-receive hooks each move the notes ref once
 MAX_RANGE_PINS = 50  # pins one push may write (the newest ones, the tip included)
 # Notes up to this many bytes in all are written inline by fast-import; larger ones as
 # blobs first (`notes.write_blobs` says why).
 INLINE_NOTES = 64 << 10
-
-
-class Walk(NamedTuple):
-    """What one ``rev-list`` and one ``cat-file --batch-check`` say of an accepted
-    range: the commits that may need a pin (oldest first, with their root trees), the
-    first parent of the oldest and the note it has, the notes the commits kept have,
-    and the notes ref's value."""
-
-    pins: list[tuple[Oid, Trees]]
-    before: Oid | None
-    before_note: Oid | None
-    own: dict[Oid, Oid]
-    notes_tip: Oid | None
-
-
-def first_parent_walk(
-    git: Git, tip: Oid, exclude: Sequence[str], roots: Sequence[str], notes_ref: str
-) -> Walk:
-    """The first-parent commits of ``tip`` that ``exclude`` does not reach and that
-    may need a pin, oldest first, each with its lock roots' tree ids: the first one
-    (the pin before it may be stale), every one that changes a root against its first
-    parent, and ``tip``. The others have their predecessor's trees. Two ``rev-list``
-    (the one limited to the roots prunes unchanged trees without reading them) and one
-    ``cat-file --batch-check`` for the commits kept, which also finds the note on the
-    first one's parent (where the lock in force before the range is, as a rule: the
-    pushed branch's last tip), the notes of the commits kept and the notes ref: a
-    20,000-commit product push costs two walks, not 20,000 lookups per root. A push of
-    one or two first-parent commits keeps both whatever they change: one walk."""
-    every = git.out(
-        "rev-list", "--first-parent", "--reverse", "--parents", tip, "--not", *exclude, "--"
-    )
-    rows = [line.decode().split() for line in every.splitlines() if line]
-    commits = cast("list[Oid]", [row[0] for row in rows])
-    if not commits:
-        return Walk([], None, None, {}, None)
-    before = cast("Oid", rows[0][1]) if len(rows[0]) > 1 else None
-    changed: set[str] = set()
-    if roots and len(commits) > 2:
-        out = git.out("rev-list", "--first-parent", tip, "--not", *exclude, "--", *roots)
-        changed = {line.decode() for line in out.split()}
-    last = len(commits) - 1
-    kept = [c for i, c in enumerate(commits) if i in (0, last) or c in changed]
-    at = [f"{commit}:{root}" for commit in kept for root in roots]
-    looked = [before, *kept] if before is not None else kept
-    own, (ref, *hits) = own_notes(git, notes_ref, looked, notes_ref, *at)
-    width = len(roots)
-    pins = [
-        (commit, tree_ids(roots, hits[i * width : (i + 1) * width]))
-        for i, commit in enumerate(kept)
-    ]
-    notes_tip = ref[0] if ref is not None else None
-    before_note = own.get(before) if before is not None else None
-    return Walk(pins, before, before_note, own, notes_tip)
 
 
 def pin(
@@ -137,13 +83,16 @@ def pin_range(
     lock_exclude: Sequence[str],
     notes_ref: str,
     pinned_by: str,
-) -> tuple[list[tuple[Lock, bool]], int]:
+    walk: Walk | None = None,
+) -> tuple[list[tuple[Lock, bool]], int, bool]:
     """Pin what an accepted update brought to a protected ref: each first-parent
     commit of ``tip --not exclude`` whose root trees differ from the pin before it,
     and ``tip`` (a commit, or a tag of one). ``(lock, written)`` for each, oldest
-    first, the tip last; and how many older ones were left unpinned (past
-    MAX_RANGE_PINS)."""
-    walk = first_parent_walk(git, tip, exclude, roots, notes_ref)
+    first, the tip last; how many older ones were left unpinned (past
+    MAX_RANGE_PINS); and whether the tip's lock roots differ from the lock before the
+    range (False: the tip's pin only repeats it, to keep it near). ``walk``: the
+    range's ``first_parent_walk`` when the caller has it."""
+    walk = walk or first_parent_walk(git, tip, exclude, roots, notes_ref)
     known: tuple[dict[Oid, Oid], Oid | None] | None = None
     if not walk.pins:  # nothing new on the first-parent line (a ref created at a known commit)
         tip = git.resolve_commit(tip) or tip
@@ -164,7 +113,10 @@ def pin_range(
     # is still judged by its own bytes (its lock-stale is a notice).
     kept = wanted[-MAX_RANGE_PINS:]
     results = pin_commits(git, kept, roots, lock_exclude, notes_ref, pinned_by, start, known=known)
-    return results, len(wanted) - len(kept)
+    repeats = (
+        start is not None and start.roots == tuple(roots) and dict(start.trees) == dict(pins[-1][1])
+    )
+    return results, len(wanted) - len(kept), not repeats
 
 
 def needs_pin(

@@ -49,19 +49,32 @@ def find_lock(git: Git, notes_ref: str, rev: str) -> LockRef | None:
     server pins every push and its notes only grow. Past them, every note is listed
     once and the first-parent line walked on."""
     near = git.first_parent_ids(rev, NEAR)
-    for group in (near[:FIRST], near[FIRST:]):
-        own, _ = own_notes(git, notes_ref, group)
-        nearest = next((commit for commit in group if commit in own), None)
-        if nearest is not None:
-            return LockRef(nearest, own[nearest])
-    if len(near) < NEAR:
-        return None  # the whole first-parent line was looked up
+    found = _nearest(git, notes_ref, near)
+    if found is not None or len(near) < NEAR:
+        return found  # None: the whole first-parent line was looked up
     notes = git.notes(notes_ref)
     if not notes:
         return None
     for commit in git.first_parents(rev):
         if commit in notes:
             return LockRef(commit, notes[commit])
+    return None
+
+
+def near_lock(git: Git, notes_ref: str, rev: str) -> LockRef | None:
+    """``find_lock`` among the NEAR nearest first-parent commits only (looked up by
+    note path): None when none of them has a note, however far back a pin is."""
+    return _nearest(git, notes_ref, git.first_parent_ids(rev, NEAR))
+
+
+def _nearest(git: Git, notes_ref: str, near: Sequence[Oid]) -> LockRef | None:
+    for group in (near[:FIRST], near[FIRST:]):
+        if not group:
+            break
+        own, _ = own_notes(git, notes_ref, group)
+        nearest = next((commit for commit in group if commit in own), None)
+        if nearest is not None:
+            return LockRef(nearest, own[nearest])
     return None
 
 

@@ -129,8 +129,8 @@ def test_hook_whose_stderr_reader_went_away_does_not_allow(server: Path) -> None
     read, write = os.pipe()
     os.close(read)
     try:
-        result = subprocess.run(
-            [sys.executable, "-m", "git_evidence", "pre-receive"],
+        result = subprocess.run(  # -v: an allow has a line to write
+            [sys.executable, "-m", "git_evidence", "pre-receive", "-v"],
             cwd=server,
             input=f"{main} {main} refs/heads/main\n".encode(),
             stdout=subprocess.PIPE,
@@ -371,7 +371,7 @@ def test_quiet_check_shows_everything_when_refused(work: Work) -> None:
 def test_quiet_hook_says_nothing_on_allow(server: Path) -> None:
     main = git(server, "rev-parse", "main").stdout.strip()
     line = f"{main} {main} refs/heads/main\n".encode()
-    loud = evidence(server, "pre-receive", input=line)
+    loud = evidence(server, "pre-receive", "-v", input=line)
     assert loud.returncode == 0 and "allowed" in loud.stderr
     quiet = evidence(server, "pre-receive", "-q", input=line)
     assert quiet.returncode == 0

@@ -411,11 +411,18 @@ def test_notes_ref_through_a_dangling_symbolic_ref_alias_is_refused(
     assert server_tip(agent, NOTES) == ""
 
 
-def test_product_push_through_a_symbolic_ref_alias_is_allowed_and_pinned(
-    aliased: Work, server: Path
-) -> None:
+def test_product_push_through_a_symbolic_ref_alias_is_allowed(aliased: Work, server: Path) -> None:
     aliased.commit("product", {"src/app.py": "v3\n"})
     result = aliased.push("origin", "HEAD:refs/heads/master", pusher=AGENT)
+    assert result.returncode == 0, result.stderr
+    assert server_tip(aliased) == aliased.head()
+
+
+def test_a_lock_root_change_through_a_symbolic_ref_alias_pins_the_ref_it_names(
+    aliased: Work, server: Path
+) -> None:
+    aliased.commit("new golden", {"tests/goldens/out.txt": "v3\n"})
+    result = aliased.push("origin", "HEAD:refs/heads/master", pusher="alice")
     assert result.returncode == 0, result.stderr
     assert server_tip(aliased) == aliased.head()
     assert f"pinned refs/heads/main at {aliased.head()[:12]}" in result.stderr

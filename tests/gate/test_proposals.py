@@ -62,7 +62,7 @@ def test_a_proposal_merged_by_an_evidence_writer_reaches_main(work: Work, tmp_pa
     alice.git("merge", "-q", "--no-ff", "-m", "take the new case", "origin/agent/golden")
     result = alice.push("origin", "HEAD:main", pusher="alice")
     assert result.returncode == 0, result.stderr
-    assert "allowed 1 ref update (alice;" in remote(result)
+    assert "To fix" not in remote(result)
     assert (
         "tests/goldens/case-7.txt"
         in alice.git("ls-tree", "-r", "--name-only", "origin/main").stdout

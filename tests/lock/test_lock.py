@@ -58,12 +58,28 @@ def test_re_pinning_is_idempotent(locked: Work) -> None:
     assert "already pinned, unchanged" in again.stdout
 
 
-def test_post_receive_pins_new_main_tips(locked: Work, server: Path) -> None:
-    locked.commit("product", {"src/app.py": "v2\n"})
-    result = locked.push("origin", "HEAD:main", pusher=AGENT)
+def test_post_receive_pins_a_main_tip_whose_lock_roots_changed(locked: Work, server: Path) -> None:
+    locked.commit("new golden", {"tests/goldens/out.txt": "v2\n"})
+    result = locked.push("origin", "HEAD:main", pusher="alice")
     assert result.returncode == 0, result.stderr
     assert "remote: git-evidence: pinned refs/heads/main" in result.stderr
     assert note_on(server)["commit"] == locked.head()
+
+
+def test_a_product_push_pins_nothing_and_the_pin_before_it_stays_in_force(
+    locked: Work, server: Path
+) -> None:
+    notes_before = git(server, "rev-parse", NOTES).stdout
+    pinned = locked.head()
+    locked.commit("product", {"src/app.py": "v2\n"})
+    result = locked.push("origin", "HEAD:main", pusher=AGENT)
+    assert result.returncode == 0, result.stderr
+    assert "pinned" not in result.stderr
+    assert git(server, "rev-parse", NOTES).stdout == notes_before  # nothing written
+    shown = evidence(locked.path, "show-lock", "HEAD")
+    assert shown.returncode == 0, shown.stderr
+    assert pinned[:12] in shown.stdout  # the lock in force is the nearest pin
+    assert evidence(locked.path, "verify").returncode == 0
 
 
 def test_untrusted_push_after_a_trusted_evidence_update_is_judged_against_the_new_pin(

@@ -1,8 +1,9 @@
 """What post-receive reads for a push that changes no lock root: one walk of the
 pushed range (which names the parent of its first commit), one lookup of the notes,
-trees and notes ref, the note of the lock before the push, and one notes write. The
-lock it pins on the tip is what a cold lock of the tip would be, and a broken note
-before the push is not reused. What git was asked is read from GIT_TRACE."""
+trees and notes ref, and nothing written; the nearest pin found by note path when the
+range's parent has none. A push that changes a lock root pins its tip in one notes
+write; a broken note before the push is not reused. What git was asked is read from
+GIT_TRACE."""
 
 from __future__ import annotations
 
@@ -47,25 +48,67 @@ def note(server: Path, rev: str) -> dict[str, Any]:
     return doc
 
 
-def test_a_product_push_is_pinned_with_one_walk_one_lookup_and_one_write(
+def test_a_product_push_writes_nothing_after_one_walk_and_one_lookup(
     work: Work, server: Path, tmp_path: Path
 ) -> None:
+    """The lock before the push is the tip's own note: its root trees, from the
+    validated-note cache, are the pushed tip's. No note is read, nothing is written,
+    nothing is said."""
     pin_main(work)
-    before = note(server, "main")
+    notes_before = git(server, "rev-parse", NOTES).stdout
     lines = pushed_unhooked(work, server, {"src/app.py": "v2\n"})
     said, commands = post_receive(server, lines, tmp_path / "trace")
-    assert f"pinned refs/heads/main at {work.head()[:12]}" in said
+    assert said == ""
     walks = [c for c in commands if c.startswith("rev-list")]
     assert len(walks) == 1 and "--parents" in walks[0], commands
     assert not [c for c in commands if c.startswith("rev-parse")], commands
     assert sum(c == "cat-file --batch-check" for c in commands) == 1, commands
-    assert sum(c.startswith("cat-file blob") for c in commands) == 1, commands  # the lock before
-    assert sum(c.startswith("fast-import") for c in commands) == 1, commands
-    ours = [c for c in commands if not c.startswith("unpack-objects")]  # fast-import's own
-    assert len(ours) <= 9, commands  # 13 before: two more lookups, a second walk, rev-parse
+    writes = ("fast-import", "hash-object", "cat-file blob", "update-ref", "notes")
+    assert not [c for c in commands if c.startswith(writes)], commands
+    assert len(commands) <= 6, commands  # 9 when every tip was pinned
+    assert git(server, "rev-parse", NOTES).stdout == notes_before
+
+
+def test_a_second_product_push_finds_the_nearest_pin_by_note_path(
+    work: Work, server: Path, tmp_path: Path
+) -> None:
+    """The pushed range's parent has no note of its own (the push before pinned
+    nothing): the lock in force is the nearest pin on its first-parent line, looked up
+    by note path (one more listing and one more lookup), and nothing is written."""
+    pin_main(work)
     pinned = note(server, "main")
-    assert pinned["commit"] == work.head()
-    assert (pinned["files"], pinned["trees"]) == (before["files"], before["trees"])
+    notes_before = git(server, "rev-parse", NOTES).stdout
+    assert work.commit("first", {"src/app.py": "v2\n"})
+    assert work.push("origin", "HEAD:main", pusher=AGENT).returncode == 0
+    lines = pushed_unhooked(work, server, {"src/app.py": "v3\n"})
+    said, commands = post_receive(server, lines, tmp_path / "trace")
+    assert said == ""
+    assert sum(c.startswith("rev-list") for c in commands) == 2, commands
+    assert sum(c == "cat-file --batch-check" for c in commands) == 2, commands
+    assert not [c for c in commands if c.startswith(("fast-import", "cat-file blob"))], commands
+    assert git(server, "rev-parse", NOTES).stdout == notes_before
+    shown = evidence(work.path, "show-lock", "origin/main")
+    assert shown.returncode == 0, shown.stderr
+    assert pinned["commit"][:12] in shown.stdout
+
+
+def test_a_push_that_changes_a_lock_root_pins_its_tip_in_one_write(
+    work: Work, server: Path, tmp_path: Path
+) -> None:
+    pin_main(work)
+    old = work.git("rev-parse", "origin/main").stdout.strip()
+    work.commit("a golden", {"tests/goldens/out.txt": "v2\n"})
+    hook = server / "hooks" / "post-receive"
+    hook.rename(server / "hooks" / "post-off")
+    try:
+        assert work.push("origin", "HEAD:main", pusher="alice").returncode == 0
+    finally:
+        (server / "hooks" / "post-off").rename(hook)
+    lines = f"{old} {work.head()} refs/heads/main\n".encode()
+    said, commands = post_receive(server, lines, tmp_path / "trace")
+    assert f"pinned refs/heads/main at {work.head()[:12]}" in said
+    assert sum(c.startswith("fast-import") for c in commands) == 1, commands
+    assert note(server, "main")["commit"] == work.head()
 
 
 def test_a_push_after_a_broken_note_pins_the_tip_from_its_own_files(
@@ -95,7 +138,12 @@ def test_a_protected_ref_created_at_a_known_commit_is_pinned_at_that_commit(
     work = protected_clone(tmp_path, {".git-evidence.toml": releases + POLICY})
     work.commit("fixture", {"tests/fixtures/a.json": "{}\n"})
     assert work.push("origin", "HEAD:main", pusher="alice").returncode == 0
+    notes_before = work.git("ls-remote", "origin", NOTES).stdout
     result = work.push("origin", "main:refs/heads/release/1.0", pusher="alice")
     assert result.returncode == 0, result.stderr
-    assert f"refs/heads/release/1.0 at {work.head()[:12]}" in result.stderr, result.stderr
     assert "could not pin" not in result.stderr
+    assert "pinned" not in result.stderr  # main's pin at that very commit is in force
+    assert work.git("ls-remote", "origin", NOTES).stdout == notes_before
+    work.git("fetch", "-q", "origin", f"+{NOTES}:{NOTES}")
+    shown = evidence(work.path, "show-lock", work.head())
+    assert shown.returncode == 0, shown.stderr

@@ -387,6 +387,22 @@ def test_verify_last_line_names_a_refused_range(work: Work) -> None:
     assert last_line(result) == "git-evidence: not verified: the range is not allowed"
 
 
+def test_verify_reasons_too_long_for_the_last_line_go_above_it(work: Work) -> None:
+    pin_main(work)
+    base = work.head()
+    work.commit("new test", {"tests/test_new.py": "def test(): pass\n"})
+    work.write("tests/fixtures/a.json", '{"a": 2}\n')
+    result = evidence(work.path, "verify", "--worktree", "--base", base)
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    assert [line for line in lines if len(line) > 80] == []
+    assert lines[-1] == "git-evidence: not verified: for the 2 reasons above"
+    assert lines[-3:-1] == [
+        "  the working tree differs from the lock in 1 file(s)",
+        "  the range is not allowed",
+    ]
+
+
 CRLF = {
     ".gitattributes": "tests/fixtures/** text eol=crlf\n",
     "tests/fixtures/интервью.json": '{"k": "v"}\n{"k": 2}\n',

@@ -1,0 +1,76 @@
+"""Quiet when nothing happened: an allowed push that changes no lock root prints no
+`remote:` line from either server hook; what is said (a pin, a proposal, a refusal)
+fits 80 columns, and a notice that refuses nothing is not put under "To fix". Real
+pushes into a bare server with both hooks installed, read as git relays them."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from helpers.locks import pin_main
+from helpers.pushes import AGENT, refused, remote, server_tip
+from helpers.repos import Work, git
+
+GOLDEN = {"tests/goldens/out.txt": "a new expected output\n"}
+
+
+def relayed(result: subprocess.CompletedProcess[str]) -> list[str]:
+    """The `remote:` lines of a push, git's clearing padding removed."""
+    return [line.rstrip() for line in result.stderr.splitlines() if line.startswith("remote:")]
+
+
+def too_wide(result: subprocess.CompletedProcess[str]) -> list[str]:
+    return [line for line in relayed(result) if len(line) > 80]
+
+
+def test_an_ordinary_push_prints_no_remote_line(work: Work, server: Path) -> None:
+    pin_main(work)
+    for n in range(3):  # the second and third find the pin before them further back
+        work.commit(f"product {n}", {"src/app.py": f"v{n}\n"})
+        result = work.push("origin", "HEAD:main", pusher=AGENT)
+        assert result.returncode == 0, result.stderr
+        assert relayed(result) == [], result.stderr
+        assert server_tip(work) == work.head()
+
+
+def test_a_server_set_to_verbose_says_the_allow(work: Work, server: Path) -> None:
+    pin_main(work)
+    git(server, "config", "evidence.verbose", "true")
+    work.commit("product", {"src/app.py": "v2\n"})
+    result = work.push("origin", "HEAD:main", pusher=AGENT)
+    assert result.returncode == 0, result.stderr
+    assert "allowed 1 ref update (agent-bot;" in remote(result)
+    assert "pinned" not in remote(result)
+
+
+def test_a_push_that_changes_a_lock_root_says_what_it_pinned(work: Work, server: Path) -> None:
+    pin_main(work)
+    work.commit("new golden", GOLDEN)
+    result = work.push("origin", "HEAD:main", pusher="alice")
+    assert result.returncode == 0, result.stderr
+    said = remote(result).splitlines()  # no allow line: only the pin
+    assert len(said) == 1 and said[0].startswith("git-evidence: pinned refs/heads/main at ")
+    assert not too_wide(result), result.stderr
+
+
+def test_a_proposal_is_a_next_step_not_a_fix(work: Work, server: Path) -> None:
+    pin_main(work)
+    work.git("checkout", "-qb", "agent/golden")
+    work.commit("new case", GOLDEN)
+    result = work.push("origin", "agent/golden", pusher=AGENT)
+    assert result.returncode == 0, result.stderr
+    said = remote(result)
+    assert "evidence-proposed: refs/heads/agent/golden" in said
+    assert "To fix" not in said
+    assert "\n  Next: " in said
+    assert not too_wide(result), result.stderr
+
+
+def test_a_refusal_keeps_to_fix_and_fits_80_columns(work: Work, server: Path) -> None:
+    pin_main(work)
+    work.commit("mixed", {"src/app.py": "v2\n", **GOLDEN})
+    result = work.push("origin", "HEAD:main", pusher=AGENT)
+    assert refused(result, "evidence-untrusted") or refused(result, "mixed-commit")
+    assert "To fix: " in remote(result)
+    assert not too_wide(result), result.stderr
