@@ -24,11 +24,11 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import TypeAlias, TypeVar, cast
+from typing import NamedTuple, Protocol, TypeAlias, TypeVar, cast
 
 from git_evidence.core.errors import EvidenceError, GitError
 from git_evidence.core.oids import Oid
-from git_evidence.plumbing.stream import StartsGit, give_up, widen_pipe
+from git_evidence.plumbing.stream import StartsGit, finish, give_up, widen_pipe
 
 T = TypeVar("T")
 
@@ -40,12 +40,9 @@ PARALLEL_MIN = 400  # blobs a second cat-file process must have to be worth star
 PARALLEL_MAX = 4  # cat-file processes at most
 MAX_HEADER = 1 << 16  # no answer's first line is longer (a spec is a line of input)
 # Inside a ``lookups.live`` block, a short list of lookups goes to that block's one
-# persistent ``--batch-check`` (by ``id`` of the Git that asks) instead of a process of
-# its own; a longer one still gets its own, written and read at once.
-LIVE: dict[int, Callable[[Sequence[str]], list[tuple[Oid, str] | None]]] = {}
+# persistent ``--batch-check`` instead of a process of its own; a longer one still
+# gets its own, written and read at once.
 LIVE_MAX = 64
-# ...and every ``CatFile`` of that Git asks the block's one ``--batch`` (by ``id``).
-SHARED: dict[int, CatFile] = {}
 # The commands a failure names.
 ONE_AT_A_TIME = ["git", "cat-file", "--batch"]
 BULK = ["git", "cat-file", "--batch", "--buffer"]
@@ -72,14 +69,28 @@ def parse_header(header: bytes) -> tuple[Oid, str, int] | None:
     return Oid(fields[0].decode()), fields[1].decode(), int(fields[2])
 
 
-def check(git: StartsGit, specs: Sequence[str]) -> list[tuple[Oid, str] | None]:
+class Live(NamedTuple):
+    """A ``lookups.live`` block's one ``--batch-check`` (``check``, for short lists)
+    and one ``--batch`` (``reader``), on its ``Git`` (``Git.live``) while it runs."""
+
+    check: Callable[[Sequence[str]], list[tuple[Oid, str] | None]]
+    reader: CatFile
+
+
+class ReadsGit(StartsGit, Protocol):
+    """A ``StartsGit`` that may be in a ``lookups.live`` block: a ``git.Git``."""
+
+    live: Live | None
+
+
+def check(git: ReadsGit, specs: Sequence[str]) -> list[tuple[Oid, str] | None]:
     """``(object id, type)`` of each rev expression (``rev:path`` included), or None
-    when it names nothing: one ``cat-file --batch-check``."""
+    when it names nothing: one ``cat-file --batch-check`` (the block's, in a
+    ``lookups.live`` block)."""
     if not specs:
         return []
-    live = LIVE.get(id(git))
-    if live is not None and len(specs) <= LIVE_MAX:
-        return live(specs)
+    if git.live is not None and len(specs) <= LIVE_MAX:
+        return git.live.check(specs)
     query = b"".join(spec_line(spec) for spec in specs)
     proc = git.popen("cat-file", "--batch-check")
     out, err = proc.communicate(query)
@@ -100,9 +111,9 @@ def check(git: StartsGit, specs: Sequence[str]) -> list[tuple[Oid, str] | None]:
 class CatFile:
     """One persistent ``git cat-file --batch`` for many objects, asked one at a time
     (started by the first question). Inside a ``lookups.live`` block of the same Git,
-    the block's one process answers instead."""
+    the block's reader (``Git.live``) answers instead."""
 
-    def __init__(self, git: StartsGit) -> None:
+    def __init__(self, git: ReadsGit) -> None:
         self._git = git
         self._proc: subprocess.Popen[bytes] | None = None
         self._reader: _Reader | None = None
@@ -111,18 +122,16 @@ class CatFile:
     def get(self, spec: str) -> tuple[Oid, str, bytes] | None:
         """``(object id, type, content)`` of any object expression (``rev:path``
         included), or None when it names nothing."""
-        shared = SHARED.get(id(self._git))
-        if shared is not None and shared is not self:
-            with shared._turn:  # one question and its whole answer at a time
-                return shared.get(spec)
+        live = self._git.live
+        if live is not None and live.reader is not self:
+            return live.reader.get(spec)
         line = spec_line(spec)
-        try:
-            return self._ask(line)
-        except BaseException:
-            # A question left half-answered would put every later answer out of step:
-            # this process is given up, and the next question starts another.
-            self._abandon()
-            raise
+        with self._turn:  # one question and its whole answer at a time
+            try:
+                return self._ask(line)
+            except BaseException:  # half-answered: every later answer would be out of
+                self._abandon()  # step; the next question starts another process
+                raise
 
     def _ask(self, line: bytes) -> tuple[Oid, str, bytes] | None:
         if self._proc is None:
@@ -145,16 +154,13 @@ class CatFile:
         return oid, kind, data
 
     def read(self, oid: str) -> bytes:
-        hit = self.get(oid)
-        if hit is None:
+        if (hit := self.get(oid)) is None:
             raise GitError(ONE_AT_A_TIME, 128, b"", f"object {oid} is missing".encode())
         return hit[2]
 
     def close(self) -> None:
         if self._proc is not None:
-            assert self._proc.stdin is not None
-            self._proc.stdin.close()
-            self._proc.wait()
+            finish(self._proc)
             self._proc = self._reader = None
 
     def _abandon(self) -> None:
@@ -271,7 +277,7 @@ def _read_part(
         # the writer thread on a full request pipe.
         proc.stdout.close()
         writer.join()
-        proc.wait()
+        finish(proc)
     if failure:
         raise failure[0]
     return result

@@ -20,7 +20,7 @@ from typing import cast
 from git_evidence.core.errors import EvidenceError, GitError
 from git_evidence.core.oids import Oid
 from git_evidence.plumbing import batch
-from git_evidence.plumbing.stream import RAW_DIFF, zsplit
+from git_evidence.plumbing.stream import RAW_DIFF, give_up, zsplit
 
 # Replace refs and grafts let a repository show other objects than the ones a push
 # carries; the gate must judge the real objects (git-replace(1), GIT_NO_REPLACE_OBJECTS).
@@ -78,6 +78,9 @@ class Git:
         self.config_env = base if given is None else {**base, COMMAND_LINE_CONFIG: given}
         self._ident: bytes | None = None
         self._ident_asked = False
+        # The running readers of the ``lookups.live`` block this Git is in: its short
+        # lookups and its ``CatFile`` reads go to them (batch.py).
+        self.live: batch.Live | None = None
 
     def _cmd(self, args: Sequence[str]) -> list[str]:
         return ["git", *args]
@@ -206,7 +209,7 @@ class Git:
     def resolve_commit(self, rev: str) -> Oid | None:
         # Inside a lookups block, its one process; not for reflog, upstream or path
         # forms (`@{…}`, `:…`), which make cat-file exit where rev-parse only fails.
-        if id(self) in batch.LIVE and not any(c in rev for c in "@:\n"):
+        if self.live is not None and not any(c in rev for c in "@:\n"):
             (hit,) = batch.check(self, [f"{rev}^{{commit}}"])
             return hit[0] if hit is not None and hit[1] == "commit" else None
         code, out = self.run(
@@ -292,15 +295,14 @@ class Git:
             for line in proc.stdout:
                 yield Oid(line.decode().strip())
         finally:
-            proc.kill()
-            proc.wait()
+            give_up(proc)  # read to the end or not: git is done with
 
     def object_size(self, oid: str) -> int:
         return int(self.text("cat-file", "-s", oid))
 
     def blob_bytes(self, oid: str) -> bytes:
-        if id(self) in batch.SHARED and "\n" not in oid:  # a lookups block's reader
-            hit = batch.CatFile(self).get(oid)
+        if self.live is not None and "\n" not in oid:  # a lookups block's reader
+            hit = self.live.reader.get(oid)
             if hit is not None and hit[1] == "blob":
                 return hit[2]
         return self.out("cat-file", "blob", oid)  # or the error git gives

@@ -3,8 +3,9 @@ reads: a hook or a check asks a few lookups and objects at a time (the policy bl
 the pushed tips peeled to commits, each commit's note and its ancestors' notes, the
 links a change follows), and a process for each costs more than the answers. Inside
 ``with live(git):`` every short ``batch.check`` of that ``Git`` goes to the one
-lookup process, and every ``CatFile`` of it to the one object reader; outside it (and
-for a long list of lookups) each starts its own.
+lookup process, and every ``CatFile`` of it to the one object reader, both hung on the
+``Git`` itself (``git.live``) for the block's length; outside it (and for a long list
+of lookups) each starts its own.
 
 Only for blocks that write nothing: a process that runs on would go on answering from
 what it read of the refs as they were. Apart from batch.py, which stays the one parser
@@ -20,7 +21,7 @@ from collections.abc import Iterator, Sequence
 from git_evidence.core.errors import EvidenceError
 from git_evidence.core.oids import Oid
 from git_evidence.plumbing import batch
-from git_evidence.plumbing.stream import StartsGit, give_up
+from git_evidence.plumbing.stream import StartsGit, finish, give_up
 
 COMMAND = ["git", "cat-file", "--batch-check"]
 
@@ -76,31 +77,25 @@ class _Live:
 
     def close(self) -> None:
         if self._proc is not None:
-            assert self._proc.stdin is not None
-            with contextlib.suppress(BrokenPipeError):
-                self._proc.stdin.close()
-            self._proc.wait()
-            if self._proc.stdout is not None:
-                self._proc.stdout.close()
+            finish(self._proc)
             self._proc = None
 
 
 @contextlib.contextmanager
-def live(git: StartsGit) -> Iterator[None]:
+def live(git: batch.ReadsGit) -> Iterator[None]:
     """Within the block, ``batch.check(git, …)`` of a short list asks one persistent
     process, and each ``CatFile(git)`` one shared reader (each started by its first
-    question, both closed when the block ends). Nested blocks share the outer one's."""
-    key = id(git)
-    if key in batch.LIVE:
+    question, both closed when the block ends): both hang on ``git.live`` while the
+    block runs. Nested blocks share the outer one's."""
+    if git.live is not None:
         yield
         return
     one = _Live(git)
     reader = batch.CatFile(git)
-    batch.LIVE[key] = one.ask
-    batch.SHARED[key] = reader
+    git.live = batch.Live(one.ask, reader)
     try:
         yield
     finally:
-        del batch.LIVE[key], batch.SHARED[key]
+        git.live = None
         one.close()
         reader.close()

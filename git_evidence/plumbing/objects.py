@@ -45,6 +45,7 @@ from git_evidence.core.oids import Oid
 from git_evidence.plumbing import batch
 from git_evidence.plumbing.batch import CatFile
 from git_evidence.plumbing.git import Git
+from git_evidence.plumbing.stream import finish
 
 TREE_MODE = b"40000"
 GITLINK_MODE = b"160000"
@@ -160,19 +161,16 @@ class TreeBuilder:
             line = proc.stdout.readline()
         except OSError:
             line = b""
-        if not line:
-            self.close()
+        if not line:  # git ended: what it said, then its pipes closed
             stderr = proc.stderr.read() if proc.stderr else b""
+            self.close()
             raise GitError(["git", "mktree", "-z", "--batch"], proc.returncode or 128, b"", stderr)
         return Oid(line.decode().strip())
 
     def close(self) -> None:
         proc, self._proc = self._proc, None
         if proc is not None:
-            assert proc.stdin is not None
-            if not proc.stdin.closed:
-                proc.stdin.close()
-            proc.wait()
+            finish(proc)
 
     def __enter__(self) -> TreeBuilder:
         return self

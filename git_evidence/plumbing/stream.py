@@ -42,6 +42,20 @@ class StartsGit(Protocol):
     def popen(self, *args: str, buffered: bool = False) -> subprocess.Popen[bytes]: ...
 
 
+def finish(proc: subprocess.Popen[bytes]) -> int:
+    """End a git process that was asked all it will be: its input closed (git ends
+    on it), waited for, every pipe closed (a pipe left to the garbage collector is a
+    ResourceWarning, an error where a project runs with ``-W error``). Its exit code."""
+    if proc.stdin is not None:
+        with contextlib.suppress(OSError):  # a git gone already: nothing to flush into
+            proc.stdin.close()
+    code = proc.wait()
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
+    return code
+
+
 def give_up(proc: subprocess.Popen[bytes]) -> None:
     """End a git process whose conversation went wrong (a question left half-answered):
     killed and reaped, its pipes closed, so that no answer of it is read again."""
@@ -252,9 +266,12 @@ def fed_tokens(
         if not finished:  # stopped early (the time budget, say): no waiting on the feeder,
             proc.kill()  # a daemon thread that ends with the broken pipe
             proc.wait()
+            for stream in (proc.stdout, proc.stderr):
+                if stream is not None:
+                    stream.close()
     feeder.join()
     stderr = proc.stderr.read() if proc.stderr else b""
-    code = proc.wait()
+    code = finish(proc)
     if code != 0:
         raise GitError(command, code, b"", stderr)
     if errors:

@@ -5,6 +5,7 @@ included; `labels init` and `labels check` run the project's own pytest."""
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import sys
 from pathlib import Path
@@ -181,7 +182,7 @@ def test_labels_init_without_pytest_on_path_names_what_it_tried(
 ) -> None:
     repo = parametrized_repo(pytester)
     python = no_pytest_python(tmp_path)
-    git_dir = os.path.dirname(os.popen("command -v git").read().strip())
+    git_dir = os.path.dirname(shutil.which("git") or "/usr/bin/git")
     env = {"PATH": os.pathsep.join([str(python.parent), git_dir])}
     result = evidence(repo, "labels", "check", env=env)
     assert result.returncode == 2

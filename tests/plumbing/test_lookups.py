@@ -1,5 +1,6 @@
 """`lookups.live`: inside the block, short lists of lookups go to one persistent
-`cat-file --batch-check` and get the answers a process of their own gives."""
+`cat-file --batch-check` and get the answers a process of their own gives; the block's
+readers hang on the `Git` it was given (`Git.live`), never on another."""
 
 from __future__ import annotations
 
@@ -50,7 +51,7 @@ def test_one_process_answers_every_short_list_of_a_block(repo: CountingGit) -> N
     assert repo.started == [("cat-file", "--batch-check")]
     batch.check(repo, SPECS)  # after the block: a process of its own again
     assert len(repo.started) == 2
-    assert batch.LIVE == {}
+    assert repo.live is None
 
 
 def test_a_long_list_inside_a_block_gets_a_process_of_its_own(repo: CountingGit) -> None:
@@ -72,8 +73,8 @@ def test_a_name_with_a_newline_is_refused_inside_a_block_too(repo: CountingGit) 
 def test_a_git_that_dies_mid_block_is_an_error_not_an_answer(repo: CountingGit) -> None:
     with lookups.live(repo):
         batch.check(repo, ["HEAD"])
-        live = batch.LIVE[id(repo)]
-        proc = live.__self__._proc  # type: ignore[attr-defined]
+        assert repo.live is not None
+        proc = repo.live.check.__self__._proc  # type: ignore[attr-defined]
         proc.kill()
         proc.wait()
         with pytest.raises(EvidenceError, match="answered 0 of 2 lookups"):
@@ -155,3 +156,29 @@ def test_a_blob_read_inside_a_block_is_the_bytes_cat_file_blob_gives(repo: Count
         with pytest.raises(GitError):  # not a blob: git's own error, as outside
             repo.blob_bytes(tree)
     assert ("cat-file", "--batch") in repo.started
+
+
+def test_a_block_serves_the_git_it_was_given_not_another_of_the_same_repository(
+    repo: CountingGit,
+) -> None:
+    other = CountingGit(cwd=repo.cwd)
+    other.started = []
+    with lookups.live(repo):
+        assert repo.live is not None and other.live is None
+        batch.check(repo, ["HEAD"])
+        batch.check(other, ["HEAD"])
+        with batch.CatFile(other) as cat:
+            cat.read("HEAD")
+    assert repo.started == [("cat-file", "--batch-check")]
+    assert other.started == [("cat-file", "--batch-check"), ("cat-file", "--batch")]
+
+
+def test_a_block_ends_with_every_pipe_of_its_processes_closed(repo: CountingGit) -> None:
+    with lookups.live(repo):
+        batch.check(repo, ["HEAD"])
+        repo.blob_bytes("HEAD:plain")
+        assert repo.live is not None
+        procs = [repo.live.check.__self__._proc, repo.live.reader._proc]  # type: ignore[attr-defined]
+    for proc in procs:
+        assert proc.returncode == 0
+        assert all(pipe.closed for pipe in (proc.stdin, proc.stdout, proc.stderr))
