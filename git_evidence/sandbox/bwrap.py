@@ -197,10 +197,13 @@ def wrap(box: Sandbox, workspace: str, run_dir: str) -> list[str]:
     args += ["--bind", space, space]
     args += readonly_roots(space, box.readonly)
     for rel in box.masked:
-        target = os.path.join(space, rel)
-        if os.path.isdir(target) and not os.path.islink(target):
+        # a link is covered where it leads, when that is inside the workspace
+        target = _real(os.path.join(space, rel))
+        if not _under_any(target, [space]) or target == space:
+            continue
+        if os.path.isdir(target):
             args += ["--tmpfs", target, "--remount-ro", target]
-        elif os.path.isfile(target) and not os.path.islink(target):
+        elif os.path.isfile(target):
             args += ["--ro-bind", "/dev/null", target]
     for path in box.extra_ro:
         args += ["--ro-bind", path, path]
