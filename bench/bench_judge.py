@@ -95,7 +95,7 @@ def build_repo(path: Path, fixtures: int, fixture_bytes: int, sandbox: str = "bw
     path.mkdir(parents=True)
     git(path, "init", "-q", "-b", "main", env=ENV)
     policy = (
-        f'[judge]\nsandbox = "{sandbox}"\n'
+        f'[judge]\nsandbox = "{sandbox}"\nenv = ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"]\n'
         '[[judge.property]]\nid = "suite"\n'
         f"command = {json.dumps(SUITE)}\nseed_list = [0]\nrepeat = 5\n"
         '[[judge.property]]\nid = "busy"\n'

@@ -241,8 +241,8 @@ def readonly_roots(space: str, roots: Sequence[str]) -> list[str]:
 def env_for(box: Sandbox, env: Mapping[str, str]) -> dict[str, str]:
     """The run's environment inside the sandbox: a fresh HOME and TMPDIR, no runtime
     directory of the user's."""
-    if not box.on:
-        return dict(env)
+    if not box.on:  # the run has the judge's rights anyway: its HOME, its TMPDIR
+        return {**{k: os.environ[k] for k in ("HOME", "TMPDIR") if k in os.environ}, **env}
     out = {k: v for k, v in env.items() if k != "XDG_RUNTIME_DIR"}
     out["HOME"] = SANDBOX_HOME
     out["TMPDIR"] = "/tmp"

@@ -5,10 +5,11 @@ the file, and nothing from the workspace loads."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
-from helpers.judge_repos import APP, Repo
+from helpers.judge_repos import APP, Repo, markers
 
 BROKEN = APP.replace("return True", "return False")
 # a module that reports success whatever the tests say
@@ -169,3 +170,23 @@ def test_a_workspace_plugin_allowed_through_never_loads_in_the_sandbox(
         "--policy", _draft(repo, held_in, allow), "--property", "junit", env=AUTOLOAD
     )
     assert doc["class"] == "property_fail", doc["reason"]
+
+
+# -- a clean environment ---------------------------------------------------------------
+
+SEES = (
+    "import json, os\n"
+    "open('env.local', 'w').write(json.dumps(sorted(os.environ)))\n"
+    "raise SystemExit(1 if 'CLOUD_TOKEN' in os.environ or 'GITHUB_TOKEN' in os.environ else 0)"
+)
+
+
+def test_a_secret_in_the_judges_environment_is_not_visible_to_a_run(repo: Repo) -> None:
+    repo.product(APP)
+    secrets = {"CLOUD_TOKEN": SECRET, "GITHUB_TOKEN": SECRET, "JUDGE_MARKER": "m.local"}
+    result, doc, kept = repo.judge_kept("--", sys.executable, "-c", SEES, env=secrets)
+    assert doc["class"] == "accept", doc["reason"]
+    seen = {name for line in markers(kept, "env.local") for name in json.loads(line)}
+    assert "CLOUD_TOKEN" not in seen and "GITHUB_TOKEN" not in seen, seen
+    assert {"PATH", "JUDGE_MARKER", "EVIDENCE_SEED", "HOME"} <= seen, seen  # [judge].env
+    assert SECRET not in result.stdout + result.stderr
