@@ -41,6 +41,7 @@ def hold(
         hidden=hidden,
         sealed=repository_dirs(git),
         hidden_files=outputs,
+        repository=[p for p in (top,) if p],
         commands=[p.command for p in props],
         readonly=[r.strip("/") for r in policy.lock_roots],
         extra_ro=extra_ro,

@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
@@ -71,6 +72,7 @@ def prepare(
     hidden: Iterable[str],
     sealed: Iterable[str] = (),
     hidden_files: Iterable[str] = (),
+    repository: Sequence[str] = (),
     commands: Iterable[Sequence[str]],
     readonly: Sequence[str],
     extra_ro: Sequence[str] = (),
@@ -98,6 +100,10 @@ def prepare(
     for argv in commands:
         needed += needs.command_needs(argv, env)
     needed += needs.path_needs(env)
+    # what those environments put on sys.path from elsewhere, never the repository's
+    environments = [_real(n) for n in needed if os.path.isfile(os.path.join(n, "pyvenv.cfg"))]
+    environments += [_real(p) for p in (sys.prefix, sys.base_prefix)]
+    needed += [p for p in needs.site_needs(environments) if not _under_any(_real(p), repository)]
     masked = (*hide, *_MASKED)
     visible = tuple(
         sorted(
@@ -311,11 +317,12 @@ def apparmor_fix(program: str) -> str:
         f"profile bwrap {program} flags=(unconfined) {{\\n  userns,\\n}}\\n"
     )
     return (
-        "let bwrap alone make user namespaces: "
+        "let bubblewrap alone make user namespaces: "
         f"printf '{profile}' | sudo tee /etc/apparmor.d/bwrap >/dev/null && sudo "
         "apparmor_parser -r /etc/apparmor.d/bwrap (or, on a throwaway CI machine: sudo "
-        "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0), then judge again; "
-        "see \"GitHub's runners\" in docs/sandbox.md"
+        "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0), then judge again "
+        '(see "GitHub\'s runners" in docs/sandbox.md); or, to run the candidate with '
+        'your own rights, set [judge] sandbox = "none" in the policy'
     )
 
 

@@ -174,3 +174,24 @@ def test_apparmor_restricted_user_namespaces_are_exit_2_with_the_remedy(
     assert f"profile bwrap {bwrap} flags=(unconfined)" in doc["next"], doc["next"]
     assert "sudo apparmor_parser -r /etc/apparmor.d/bwrap" in doc["next"]
     assert "kernel.apparmor_restrict_unprivileged_userns=0" in doc["next"]
+
+
+@pytest.mark.slow
+def test_a_dependency_installed_editable_from_a_checkout_under_home(tmp_path: Path) -> None:
+    home = tmp_path / "user-home"
+    dep = home / "src" / "helper-checkout"
+    (dep / "helper").mkdir(parents=True)
+    (dep / "helper" / "__init__.py").write_text("FIVE = 5\n")
+    python = layouts.make_venv(home / ".venvs" / "project")
+    site = next((home / ".venvs" / "project" / "lib").glob("python3*/site-packages"))
+    (site / "helper-editable.pth").write_text(f"{dep}\n")
+    repo = layouts.make_repo(tmp_path / "repo", layouts.pytest_command(python))
+    repo.git("checkout", "-q", "main")
+    test = (
+        "import calc\nimport helper\n\n\n"
+        "def test_add():\n    assert calc.add(2, 3) == helper.FIVE\n"
+    )
+    repo.commit("use the helper", {"tests/properties/test_calc.py": test})
+    repo.git("checkout", "-q", "feat")
+    repo.git("rebase", "-q", "main")
+    _classes(repo, env={"HOME": str(home)})
