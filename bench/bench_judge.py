@@ -9,7 +9,9 @@ Reports medians of alternating runs:
 * `judge --jobs 2` ÷ `judge --jobs 1` for a CPU-bound suite of 8 runs (target ≤ 0.65 on
   two or more cores);
 * the sandbox's own cost: one bubblewrap start around `true` ÷ `true` alone (what each
-  run pays), and the judgement with `[judge] sandbox = "none"` beside the default.
+  run pays), and the judgement with `[judge] sandbox = "none"` beside the default;
+* the preflight (one sandbox start, one interpreter start, the runner's modules found)
+  beside a sandboxed `python -c pass` (target ≤ 60 ms).
 
 Usage: python bench/bench_judge.py [--runs N]
 """
@@ -95,7 +97,7 @@ def build_repo(path: Path, fixtures: int, fixture_bytes: int, sandbox: str = "bw
     path.mkdir(parents=True)
     git(path, "init", "-q", "-b", "main", env=ENV)
     policy = (
-        f'[judge]\nsandbox = "{sandbox}"\n'
+        f'[judge]\nsandbox = "{sandbox}"\nenv = ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"]\n'
         '[[judge.property]]\nid = "suite"\n'
         f"command = {json.dumps(SUITE)}\nseed_list = [0]\nrepeat = 5\n"
         '[[judge.property]]\nid = "busy"\n'
@@ -204,6 +206,36 @@ def measure_bwrap(runs: int) -> tuple[float, float]:
         return alternate(runs * 10, ours, theirs)
 
 
+def measure_preflight(runs: int) -> tuple[float, float]:
+    """The preflight of the suite's command (one sandbox start and one interpreter
+    start, the runner's modules looked up) ÷ a sandbox start around `python -c pass`."""
+    from git_evidence.sandbox import bwrap, preflight, runner
+
+    env = {"PATH": os.environ.get("PATH", os.defpath)}
+    box = bwrap.prepare("bwrap", network=False, hidden=(), commands=[SUITE], readonly=(), env=env)
+    held = runner.Held(box, ("src",))
+    with tempfile.TemporaryDirectory() as tmp:
+        space = os.path.join(tmp, "ws")
+        os.makedirs(os.path.join(space, "src"))
+
+        def ours() -> float:
+            start = time.perf_counter()
+            preflight.preflight([("suite", SUITE)], space, tmp, env, held)
+            return time.perf_counter() - start
+
+        def theirs() -> float:
+            fd = bwrap.open_args(bwrap.wrap(box, space, tmp))
+            try:
+                start = time.perf_counter()
+                command = [box.bwrap, "--args", str(fd), "--", sys.executable, "-c", "pass"]
+                subprocess.run(command, pass_fds=(fd,), check=True, env=env)
+                return time.perf_counter() - start
+            finally:
+                os.close(fd)
+
+        return alternate(runs * 4, ours, theirs)
+
+
 def measure_jobs(repo: Path, runs: int) -> tuple[float, float]:
     base = [sys.executable, "-m", "git_evidence", "judge", "--property", "busy"]
     return alternate(
@@ -245,6 +277,12 @@ def main() -> None:
     print(
         f"one bubblewrap start around `true`: {boxed * 1000:.1f} ms "
         f"(`true` alone {bare * 1000:.1f} ms)"
+    )
+    checked, started = measure_preflight(args.runs)
+    print(
+        f"the preflight (sandbox + interpreter start, runner modules found): "
+        f"{checked * 1000:.1f} ms (a sandboxed `python -c pass`: {started * 1000:.1f} ms)"
+        "  target ≤ 60 ms"
     )
     open_small = WORK / "judge-small-unsandboxed"
     build_repo(open_small, 10, 1024, sandbox="none")

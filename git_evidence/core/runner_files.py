@@ -23,11 +23,23 @@ RUNNER_CONFIG_NAMES: Final = (
     "pyproject.toml",
     ".coveragerc",
 )
+# Folders whose files an interpreter or a test runner loads without being named: a
+# distribution's metadata (its entry points: a ``pytest11`` one is a pytest plugin that
+# autoloads), whatever file of it a path names.
+RUNNER_CONFIG_FOLDERS: Final = ("*.dist-info", "*.egg-info")
+
+
+def _name(pattern: str) -> str:
+    return "[^/]*" + re.escape(pattern[1:]) if pattern.startswith("*") else re.escape(pattern)
+
+
 RUNNER_CONFIG = re.compile(
     r"(?:.*/)?(?:"
     + "|".join(
-        "[^/]*" + re.escape(n[1:]) if n.startswith("*") else re.escape(n)
-        for n in RUNNER_CONFIG_NAMES
+        [
+            *(_name(n) for n in RUNNER_CONFIG_NAMES),
+            *(_name(f) + "(?:/.*)?" for f in RUNNER_CONFIG_FOLDERS),
+        ]
     )
     + r")",
     re.DOTALL,  # a path may hold a newline

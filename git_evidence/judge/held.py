@@ -41,12 +41,34 @@ def hold(
         hidden=hidden,
         sealed=repository_dirs(git),
         hidden_files=outputs,
+        repository=[p for p in (top,) if p],
         commands=[p.command for p in props],
         readonly=[r.strip("/") for r in policy.lock_roots],
         extra_ro=extra_ro,
         env=env,
     )
+    if box.on:
+        box = box._replace(masked=tuple(plugin_paths(space)))
     return runner.Held(box, import_roots(policy, space))
+
+
+def plugin_paths(space: str) -> list[str]:
+    """What no run may load from the workspace, workspace-relative: each
+    ``*.dist-info`` and ``*.egg-info`` folder (a distribution's entry points: pytest
+    autoloads a ``pytest11`` one from any folder on the path) and each ``*.pth`` file.
+    The sandbox covers them with an empty read-only folder or file."""
+    found: list[str] = []
+    for directory, subdirs, files in os.walk(space):
+        subdirs.sort()
+        rel_dir = os.path.relpath(directory, space)
+        for name in list(subdirs):
+            if name.lower().endswith((".dist-info", ".egg-info")):
+                found.append(os.path.normpath(os.path.join(rel_dir, name)))
+                subdirs.remove(name)
+        for name in files:
+            if name.lower().endswith(".pth"):
+                found.append(os.path.normpath(os.path.join(rel_dir, name)))
+    return found
 
 
 def preflight(

@@ -240,7 +240,7 @@ class _Judgement:
         for number in range(2, min(self.request.jobs, chains) + 1):
             workspace.copy_workspace(first_ws, area.workspace(number))
             spaces.append(area.workspace(number))
-        env = steps.run_env(area)
+        env = steps.run_env(area, policy.judge.env)
         extra_ro: list[str] = []
         if self.sealed is not None:
             env.update(steps.sealed_env(self.sealed, area, env))

@@ -163,7 +163,7 @@ def _held_runs(
     try:
         space = area.workspace(1)
         workspace.export_tree(git, head, space)
-        env = steps.run_env(area)
+        env = steps.run_env(area, policy.judge.env)
         prop = JudgeProperty("freeze", command, (asked.seed,), asked.runs, asked.timeout)
         hold = held.hold(git, policy, [prop], space, top=top, outputs=(), extra_ro=(), env=env)
         env["EVIDENCE_PACKAGES"] = ",".join(held.top_packages(space, hold.pythonpath))

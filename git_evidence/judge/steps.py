@@ -258,13 +258,24 @@ def drift_json(item: Drift) -> dict[str, Any]:
     return {"path": item.path, "kind": item.kind, "old": side(item.old), "new": side(item.new)}
 
 
-def run_env(area: workspace.Area) -> dict[str, str]:
-    """The environment of every run: this one, minus what points at the repository
-    and any EVIDENCE_* left over; git discovery stops above the workspaces."""
+# What every run sees of the judge's environment, besides what ``[judge].env`` names:
+# the program search path, the locale and the time zone. Nothing else — no token, no
+# cloud credential, no CI variable — reaches the candidate.
+RUN_ENV = ("PATH", "LANG", "LANGUAGE", "TZ")
+
+
+def run_env(area: workspace.Area, names: Sequence[str] = ()) -> dict[str, str]:
+    """The environment of every run: an allow-list of this one (``RUN_ENV``, the
+    ``LC_*`` variables and ``names``, from ``[judge].env``), never what points at the
+    repository nor an ``EVIDENCE_*`` left over (the judge sets its own); git discovery
+    stops above the workspaces."""
+    wanted = {*RUN_ENV, *names}
     env = {
         k: v
         for k, v in os.environ.items()
-        if k not in REPOSITORY_ENV and not k.startswith("EVIDENCE_")
+        if (k in wanted or k.startswith("LC_"))
+        and k not in REPOSITORY_ENV
+        and not k.startswith("EVIDENCE_")
     }
     env["GIT_CEILING_DIRECTORIES"] = area.root
     return env

@@ -77,6 +77,9 @@ class JudgeConfig(NamedTuple):
     # workspace-relative directories put first on PYTHONPATH; None: "src" when the
     # workspace has one, else "."
     pythonpath: tuple[str, ...] | None = None
+    # variables of the judge's environment a run also sees (beyond PATH, the locale and
+    # TZ): names only, their values are the judge's
+    env: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -89,6 +92,8 @@ class JudgeConfig(NamedTuple):
         }
         if self.pythonpath is not None:
             out["pythonpath"] = list(self.pythonpath)
+        if self.env:
+            out["env"] = list(self.env)
         out["properties"] = [p.as_dict() for p in self.properties]
         return out
 
@@ -154,6 +159,8 @@ def judge_section(reader: Reader, table: dict[str, Any], lock_notes_ref: str) ->
         values["pythonpath"] = _fixture_paths(
             table["pythonpath"], partial(reader.fail, "judge", "pythonpath"), dot=True
         )
+    if "env" in table:
+        values["env"] = _env_names(table["env"], partial(reader.fail, "judge", "env"))
     defaults = JudgeConfig(**values)
     raw = table.get("property", [])
     if not isinstance(raw, list) or not all(isinstance(p, dict) for p in raw):
@@ -165,6 +172,19 @@ def judge_section(reader: Reader, table: dict[str, Any], lock_notes_ref: str) ->
             raise _property_error(reader, index, "id", f"{prop.id!r} is defined twice")
         seen.add(prop.id)
     return {"judge": JudgeConfig(**values, properties=props)}
+
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+
+
+def _env_names(value: object, fail: Callable[[str], PolicyError]) -> tuple[str, ...]:
+    """``[judge].env``: names of environment variables, each once."""
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise fail(f"expected a list of variable names, got {kind_of(value)}")
+    for name in value:
+        if not _ENV_NAME.fullmatch(name):
+            raise fail(f"{name!r} is not a variable name (letters, digits and _)")
+    return tuple(dict.fromkeys(value))
 
 
 def _property(

@@ -232,6 +232,7 @@ TABLE_KEYS: dict[str, set[str]] = {
         "sandbox",
         "network",
         "pythonpath",
+        "env",
         "property",
     },
     "labels": {"path", "quota_path", "retries"},

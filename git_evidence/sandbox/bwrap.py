@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
@@ -71,6 +72,7 @@ def prepare(
     hidden: Iterable[str],
     sealed: Iterable[str] = (),
     hidden_files: Iterable[str] = (),
+    repository: Sequence[str] = (),
     commands: Iterable[Sequence[str]],
     readonly: Sequence[str],
     extra_ro: Sequence[str] = (),
@@ -98,6 +100,10 @@ def prepare(
     for argv in commands:
         needed += needs.command_needs(argv, env)
     needed += needs.path_needs(env)
+    # what those environments put on sys.path from elsewhere, never the repository's
+    environments = [_real(n) for n in needed if os.path.isfile(os.path.join(n, "pyvenv.cfg"))]
+    environments += [_real(p) for p in (sys.prefix, sys.base_prefix)]
+    needed += [p for p in needs.site_needs(environments) if not _under_any(_real(p), repository)]
     masked = (*hide, *_MASKED)
     visible = tuple(
         sorted(
@@ -197,10 +203,13 @@ def wrap(box: Sandbox, workspace: str, run_dir: str) -> list[str]:
     args += ["--bind", space, space]
     args += readonly_roots(space, box.readonly)
     for rel in box.masked:
-        target = os.path.join(space, rel)
-        if os.path.isdir(target) and not os.path.islink(target):
+        # a link is covered where it leads, when that is inside the workspace
+        target = _real(os.path.join(space, rel))
+        if not _under_any(target, [space]) or target == space:
+            continue
+        if os.path.isdir(target):
             args += ["--tmpfs", target, "--remount-ro", target]
-        elif os.path.isfile(target) and not os.path.islink(target):
+        elif os.path.isfile(target):
             args += ["--ro-bind", "/dev/null", target]
     for path in box.extra_ro:
         args += ["--ro-bind", path, path]
@@ -238,8 +247,8 @@ def readonly_roots(space: str, roots: Sequence[str]) -> list[str]:
 def env_for(box: Sandbox, env: Mapping[str, str]) -> dict[str, str]:
     """The run's environment inside the sandbox: a fresh HOME and TMPDIR, no runtime
     directory of the user's."""
-    if not box.on:
-        return dict(env)
+    if not box.on:  # the run has the judge's rights anyway: its HOME, its TMPDIR
+        return {**{k: os.environ[k] for k in ("HOME", "TMPDIR") if k in os.environ}, **env}
     out = {k: v for k, v in env.items() if k != "XDG_RUNTIME_DIR"}
     out["HOME"] = SANDBOX_HOME
     out["TMPDIR"] = "/tmp"
@@ -276,10 +285,45 @@ def _probe(box: Sandbox) -> None:
         os.close(fd)
     if done.returncode != 0:
         why = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise SandboxUnavailable(
-            f"bwrap cannot make its sandbox here: {why[-1] if why else done.returncode}",
-            fix=_FIX,
-        )
+        said = why[-1] if why else f"exit {done.returncode}"
+        if userns_restricted() or "uid map: Permission denied" in said:
+            raise SandboxUnavailable(
+                f"bwrap cannot make its sandbox here: {said}: AppArmor restricts "
+                "unprivileged user namespaces on this machine "
+                f"(kernel.apparmor_restrict_unprivileged_userns = 1; Ubuntu 24.04 and later, "
+                "GitHub's ubuntu-latest runners)",
+                fix=apparmor_fix(box.bwrap),
+            )
+        raise SandboxUnavailable(f"bwrap cannot make its sandbox here: {said}", fix=_FIX)
+
+
+APPARMOR_SWITCH = "/proc/sys/kernel/apparmor_restrict_unprivileged_userns"
+
+
+def userns_restricted() -> bool:
+    """Whether AppArmor restricts unprivileged user namespaces here (the switch is on)."""
+    try:
+        with open(APPARMOR_SWITCH, encoding="ascii") as handle:
+            return handle.read().strip() == "1"
+    except (OSError, ValueError):
+        return False
+
+
+def apparmor_fix(program: str) -> str:
+    """The remedy: an AppArmor profile that lets ``program`` (bwrap) alone make user
+    namespaces, loaded as root; on a throwaway CI machine, the switch turned off."""
+    profile = (
+        "abi <abi/4.0>,\\ninclude <tunables/global>\\n"
+        f"profile bwrap {program} flags=(unconfined) {{\\n  userns,\\n}}\\n"
+    )
+    return (
+        "let bubblewrap alone make user namespaces: "
+        f"printf '{profile}' | sudo tee /etc/apparmor.d/bwrap >/dev/null && sudo "
+        "apparmor_parser -r /etc/apparmor.d/bwrap (or, on a throwaway CI machine: sudo "
+        "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0), then judge again "
+        '(see "GitHub\'s runners" in docs/sandbox.md); or, to run the candidate with '
+        'your own rights, set [judge] sandbox = "none" in the policy'
+    )
 
 
 _FIX = (

@@ -12,7 +12,10 @@ run here.
   ``sys.base_prefix``), and the folder the git evidence package is imported from
   (site-packages, an editable checkout, a source tree): the plugin the runs load;
 * each folder on the run's PATH that is a virtual environment's or a Python
-  installation's ``bin``, with that environment or installation.
+  installation's ``bin``, with that environment or installation;
+* what those environments add to ``sys.path`` from elsewhere: the folders their
+  ``.pth`` files name and their editable finders map to (a dependency installed
+  editable from a checkout under HOME), never inside the repository.
 
 A program's folder is bound back only when it is such a ``bin``; otherwise the file
 alone is (a script in ``/tmp`` does not bring the rest of ``/tmp`` with it)."""
@@ -20,6 +23,7 @@ alone is (a script in ``/tmp`` does not bring the rest of ``/tmp`` with it)."""
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -208,6 +212,73 @@ def venv_home(venv: str) -> str | None:
     except OSError:
         return None
     return None
+
+
+_FINDER_MAPPING = re.compile(r"^MAPPING\s*(?::[^=\n]*)?=\s*(\{.*?\})\s*$", re.M | re.S)
+
+
+def site_needs(roots: Iterable[str]) -> list[str]:
+    """What the environments under ``roots`` (a virtual environment, an installation)
+    add to ``sys.path`` from elsewhere: each absolute folder a ``.pth`` file of their
+    site-packages names (an editable install from a checkout), and each folder a
+    setuptools editable finder maps a package to."""
+    out: list[str] = []
+    for root in dict.fromkeys(roots):
+        for site in _site_dirs(root):
+            for name in _listdir(site):
+                path = os.path.join(site, name)
+                if name.endswith(".pth"):
+                    out += _pth_folders(path)
+                elif name.startswith("__editable__") and name.endswith("_finder.py"):
+                    out += _finder_folders(path)
+    return out
+
+
+def _site_dirs(root: str) -> list[str]:
+    found = []
+    for lib in ("lib", "lib64"):
+        for version in _listdir(os.path.join(root, lib)):
+            if version.startswith("python3"):
+                for leaf in ("site-packages", "dist-packages"):
+                    site = os.path.join(root, lib, version, leaf)
+                    if os.path.isdir(site):
+                        found.append(site)
+    return found
+
+
+def _listdir(folder: str) -> list[str]:
+    try:
+        return sorted(os.listdir(folder))
+    except OSError:
+        return []
+
+
+def _pth_folders(path: str) -> list[str]:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            lines = handle.read(1 << 16).splitlines()
+    except OSError:
+        return []
+    return [
+        line.strip()
+        for line in lines
+        if line.strip().startswith("/") and os.path.isdir(line.strip())
+    ]
+
+
+def _finder_folders(path: str) -> list[str]:
+    import ast
+
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            text = handle.read(1 << 20)
+        found = _FINDER_MAPPING.search(text)
+        mapping = ast.literal_eval(found.group(1)) if found else {}
+    except (OSError, ValueError, SyntaxError):
+        return []
+    if not isinstance(mapping, dict):
+        return []
+    return [v for v in mapping.values() if isinstance(v, str) and os.path.isabs(v)]
 
 
 def python_of(argv: Sequence[str], env: Mapping[str, str]) -> str | None:

@@ -30,6 +30,7 @@ lock_writers = ["{CI}"]
 repeat = 2
 seeds = 1
 timeout_s = 60
+env = ["PYTEST_DISABLE_PLUGIN_AUTOLOAD", "JUDGE_MARKER", "JUDGE_SECRET"]
 
 [[judge.property]]
 id = "suite"

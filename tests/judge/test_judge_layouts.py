@@ -8,13 +8,15 @@ class that blames the candidate."""
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import sys
 from pathlib import Path
 
 import pytest
 from helpers import layouts
-from helpers.repos import Work
+from helpers.repos import Work, evidence
 
 
 def _classes(repo: Work, **kw: object) -> None:
@@ -150,3 +152,46 @@ def test_a_system_interpreter(tmp_path: Path) -> None:
     _classes(repo, python=sys.executable)
     result, doc = layouts.judge_draft(repo, [system, "-m", "no_such_runner"])
     layouts.assert_undecided(result, doc, "the module no_such_runner cannot be imported")
+
+
+# -- GitHub's ubuntu-latest: AppArmor restricts unprivileged user namespaces ----------
+
+
+def test_apparmor_restricted_user_namespaces_are_exit_2_with_the_remedy(
+    repo: Work, tmp_path: Path
+) -> None:
+    """bwrap as it fails on Ubuntu 24.04 (GitHub's ubuntu-latest runners)."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    bwrap = fake / "bwrap"
+    bwrap.write_text("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n")
+    bwrap.chmod(0o755)
+    path = f"{fake}:{os.environ['PATH']}"
+    result = evidence(repo.path, "judge", "--format", "json", "--", "true", env={"PATH": path})
+    doc = json.loads(result.stdout)
+    assert (doc["class"], result.returncode) == ("undecided", 2), doc["reason"]
+    assert "AppArmor restricts unprivileged user namespaces" in doc["reason"]
+    assert f"profile bwrap {bwrap} flags=(unconfined)" in doc["next"], doc["next"]
+    assert "sudo apparmor_parser -r /etc/apparmor.d/bwrap" in doc["next"]
+    assert "kernel.apparmor_restrict_unprivileged_userns=0" in doc["next"]
+
+
+@pytest.mark.slow
+def test_a_dependency_installed_editable_from_a_checkout_under_home(tmp_path: Path) -> None:
+    home = tmp_path / "user-home"
+    dep = home / "src" / "helper-checkout"
+    (dep / "helper").mkdir(parents=True)
+    (dep / "helper" / "__init__.py").write_text("FIVE = 5\n")
+    python = layouts.make_venv(home / ".venvs" / "project")
+    site = next((home / ".venvs" / "project" / "lib").glob("python3*/site-packages"))
+    (site / "helper-editable.pth").write_text(f"{dep}\n")
+    repo = layouts.make_repo(tmp_path / "repo", layouts.pytest_command(python))
+    repo.git("checkout", "-q", "main")
+    test = (
+        "import calc\nimport helper\n\n\n"
+        "def test_add():\n    assert calc.add(2, 3) == helper.FIVE\n"
+    )
+    repo.commit("use the helper", {"tests/properties/test_calc.py": test})
+    repo.git("checkout", "-q", "feat")
+    repo.git("rebase", "-q", "main")
+    _classes(repo, env={"HOME": str(home)})

@@ -5,10 +5,11 @@ the file, and nothing from the workspace loads."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
-from helpers.judge_repos import APP, Repo
+from helpers.judge_repos import APP, Repo, markers
 
 BROKEN = APP.replace("return True", "return False")
 # a module that reports success whatever the tests say
@@ -106,3 +107,86 @@ def test_a_secret_as_a_submodule_imported_from_outside_is_not_in_the_reason(
     assert "tested code from outside the workspace: app from /etc/passwd" in doc["reason"]
     for text in (result.stdout, result.stderr, out.read_text()):
         assert SECRET.replace("-", "_") not in text and SECRET not in text
+
+
+# -- plugins, path hooks and startup code from the workspace ----------------------------
+
+EVIL_PLUGIN = (
+    "import pytest\n\n\ndef pytest_collection_modifyitems(items):\n"
+    "    for item in items:\n        item.add_marker(pytest.mark.skip(reason='all good'))\n"
+)
+DIST = "src/evil-1.0.dist-info"
+PLUGIN_FILES = {
+    "src/app.py": BROKEN,
+    "src/evil_plugin.py": EVIL_PLUGIN,
+    f"{DIST}/METADATA": "Metadata-Version: 2.1\nName: evil\nVersion: 1.0\n",
+    f"{DIST}/entry_points.txt": "[pytest11]\nevil = evil_plugin\n",
+}
+AUTOLOAD = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": ""}  # pytest loads every plugin it finds
+
+
+def _draft(repo: Repo, tmp_path: Path, extra: str) -> str:
+    text = (repo.path / ".git-evidence.toml").read_text()
+    draft = tmp_path / "draft.toml"
+    draft.write_text(text.replace("[judge]\n", f"{extra}\n[judge]\n", 1))
+    return str(draft)
+
+
+def test_a_pytest_plugin_shipped_as_dist_info_in_the_workspace_is_held(repo: Repo) -> None:
+    repo.commit("plugin", PLUGIN_FILES)
+    _, doc = repo.judge("--property", "suite", env=AUTOLOAD)
+    _held(doc, f"{DIST}/entry_points.txt", f"{DIST}/METADATA")
+
+
+def test_a_pth_or_egg_info_in_the_workspace_is_held(repo: Repo) -> None:
+    repo.commit(
+        "hooks",
+        {
+            "src/app.py": BROKEN,
+            "src/zz-first.pth": "import evil_plugin\n",
+            "src/evil.egg-info/entry_points.txt": "[pytest11]\nevil = evil_plugin\n",
+        },
+    )
+    _, doc = repo.judge("--property", "suite")
+    _held(doc, "src/zz-first.pth", "src/evil.egg-info/entry_points.txt")
+
+
+def test_a_workspace_plugin_allowed_through_never_loads_in_the_sandbox(
+    repo: Repo, tmp_path: Path
+) -> None:
+    repo.commit("plugin", PLUGIN_FILES)
+    allow = '[rules]\nother_path = "allow"\nadded_test = "allow"\n'
+    # without the sandbox, the plugin loads and skips every test: a failing product
+    # passes (the hole the sandbox closes; "junit" asks for no hits)
+    loose = _draft(repo, tmp_path, allow)
+    Path(loose).write_text(
+        Path(loose).read_text().replace("[judge]\n", '[judge]\nsandbox = "none"\n', 1)
+    )
+    _, doc = repo.judge("--policy", loose, "--property", "junit", env=AUTOLOAD)
+    assert doc["class"] == "accept", doc["reason"]
+    held_in = tmp_path / "held"
+    held_in.mkdir()
+    _, doc = repo.judge(
+        "--policy", _draft(repo, held_in, allow), "--property", "junit", env=AUTOLOAD
+    )
+    assert doc["class"] == "property_fail", doc["reason"]
+
+
+# -- a clean environment ---------------------------------------------------------------
+
+SEES = (
+    "import json, os\n"
+    "open('env.local', 'w').write(json.dumps(sorted(os.environ)))\n"
+    "raise SystemExit(1 if 'CLOUD_TOKEN' in os.environ or 'GITHUB_TOKEN' in os.environ else 0)"
+)
+
+
+def test_a_secret_in_the_judges_environment_is_not_visible_to_a_run(repo: Repo) -> None:
+    repo.product(APP)
+    secrets = {"CLOUD_TOKEN": SECRET, "GITHUB_TOKEN": SECRET, "JUDGE_MARKER": "m.local"}
+    result, doc, kept = repo.judge_kept("--", sys.executable, "-c", SEES, env=secrets)
+    assert doc["class"] == "accept", doc["reason"]
+    seen = {name for line in markers(kept, "env.local") for name in json.loads(line)}
+    assert "CLOUD_TOKEN" not in seen and "GITHUB_TOKEN" not in seen, seen
+    assert {"PATH", "JUDGE_MARKER", "EVIDENCE_SEED", "HOME"} <= seen, seen  # [judge].env
+    assert SECRET not in result.stdout + result.stderr

@@ -7,6 +7,7 @@ import json
 import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers.ledgers import CI, LEDGER, append, entry, line, stamp
@@ -364,3 +365,42 @@ def test_an_added_test_does_not_inherit_an_older_freeze(ci: tuple[Work, str]) ->
     result = evidence(work.path, "freeze", "status", "tests/test_new.py::test_it")
     assert result.returncode == 1
     assert "never inherits an older freeze" in result.stdout
+
+
+def _freeze_add_cmd(work: Work, *command: str, env: dict[str, str] | None = None) -> Any:
+    work.git("fetch", "-q", "origin", "+refs/notes/evidence:refs/notes/evidence")
+    work.git("merge", "-q", "--ff-only", "origin/main")
+    return evidence(
+        work.path,
+        "freeze",
+        "add",
+        "--test",
+        "tests/test_app.py::test_app",
+        "--runs",
+        "2",
+        "--",
+        *command,
+        env={"GIT_EVIDENCE_PUSHER": CI, **(env or {})},
+    )
+
+
+def test_freeze_add_of_a_command_that_cannot_start_is_exit_2_never_a_product_failure(
+    ci: tuple[Work, str], tmp_path: Path
+) -> None:
+    work, _ = ci
+    gone = tmp_path / "venv" / "bin" / "python"
+    result = _freeze_add_cmd(work, str(gone), "-m", "pytest")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"cannot start {gone}" in result.stdout + result.stderr
+    assert "product failure" not in result.stdout
+    result = _freeze_add_cmd(work, "sh", "-c", "exec /nowhere/python")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "exited 127, as a command that cannot start does" in result.stdout + result.stderr
+    assert (work.path / LEDGER).read_text() == ""
+
+
+def test_freeze_add_runs_see_no_secret_of_the_environment(ci: tuple[Work, str]) -> None:
+    work, _ = ci
+    check = "import os, sys; sys.exit(1 if 'CLOUD_TOKEN' in os.environ else 0)"
+    result = _freeze_add_cmd(work, sys.executable, "-c", check, env={"CLOUD_TOKEN": "x"})
+    assert "passed every run: nothing to freeze" in result.stdout, result.stdout + result.stderr

@@ -78,3 +78,16 @@ def test_max_window_must_be_positive_integer() -> None:
 def test_non_utf8_policy_is_an_error() -> None:
     with pytest.raises(PolicyError, match="not UTF-8"):
         parse_policy(b"[rules]\n\xff = 1\n", "x")
+
+
+def test_judge_env_names_the_variables_a_run_also_sees() -> None:
+    policy = parse_policy(b'[judge]\nenv = ["CI", "CI", "MY_VAR_2"]\n', "x")
+    assert policy.judge.env == ("CI", "MY_VAR_2")
+    assert policy.judge.as_dict()["env"] == ["CI", "MY_VAR_2"]
+    assert "env" not in parse_policy(b"[judge]\nrepeat = 2\n", "x").judge.as_dict()
+
+
+def test_judge_env_refuses_what_is_not_a_variable_name() -> None:
+    wrong = error('[judge]\nenv = ["GITHUB_TOKEN=x"]\n')
+    assert "judge.env" in str(wrong) and "is not a variable name" in str(wrong)
+    assert "expected a list of variable names" in str(error('[judge]\nenv = "CI"\n'))
