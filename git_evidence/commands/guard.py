@@ -124,7 +124,7 @@ def _pinned(written: list[tuple[Target, str]], where: str, digest: str) -> tuple
     unless whether a test file exists decides."""
     from git_evidence.plumbing.in_force import resolve
     from git_evidence.plumbing.repo_dirs import work_tree_of
-    from git_evidence.policy.pinned import PIN_DIR, PIN_FILE, Pin
+    from git_evidence.policy.pinned import PIN_DIR, from_flag
 
     tree = work_tree_of(where) if os.path.isdir(where) else None
     top, dirs = (tree[0], list(tree[1:])) if tree else (None, [])
@@ -132,7 +132,7 @@ def _pinned(written: list[tuple[Target, str]], where: str, digest: str) -> tuple
     resolved = _in_tree(written, top)
     if top is None or not resolved:
         return denials, "nothing written in a git work tree"
-    found = resolve(None, pinned=Pin(os.path.join(dirs[-1], PIN_DIR, PIN_FILE), digest))
+    found = resolve(None, pinned=from_flag(os.path.join(dirs[-1], PIN_DIR), digest))
     revs = ["HEAD", *([found.rev] if found.rev else [])]
 
     def existing(paths: list[str]) -> set[str]:

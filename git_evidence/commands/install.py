@@ -25,6 +25,7 @@ from git_evidence.plumbing.context import open_repo
 from git_evidence.plumbing.git import Git
 from git_evidence.plumbing.in_force import resolve
 from git_evidence.policy.parsing import read_sealed
+from git_evidence.policy.pinned import VALUES_FILE, flag_value
 from git_evidence.policy.pinned import digest as pin_digest
 from git_evidence.policy.schema import Policy
 
@@ -200,11 +201,13 @@ def _install_agent(git: Git, args: argparse.Namespace) -> int:
         text = None
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: cannot be read ({exc}); nothing was written") from None
-    pin_path, pinned = _pin(git)
+    pin_path, pinned, values = _pin(git)
     digest = pin_digest(pinned)
-    merged, changed = merge_claude_settings(text, path, pinned_command(digest), config_change=True)
+    flag = flag_value(digest, pin_digest(values))
+    merged, changed = merge_claude_settings(text, path, pinned_command(flag), config_change=True)
     if not args.dry_run:
         _write(pin_path, pinned)
+        _write(os.path.join(os.path.dirname(pin_path), VALUES_FILE), values)
     if not args.dry_run and changed:
         target = os.path.realpath(path)  # a settings file that is a link: written through it
         os.makedirs(os.path.dirname(target), exist_ok=True)
@@ -227,13 +230,20 @@ def _install_agent(git: Git, args: argparse.Namespace) -> int:
     return 0
 
 
-def _pin(git: Git) -> tuple[str, bytes]:
-    """Where the guard's pinned policy goes, and its bytes: the policy in force for
-    this clone now (read from the committed file, never the cache), with where it came
-    from. A policy that does not parse is not pinned."""
-    from git_evidence.plumbing.in_force import SEALED_KEY
+def _pin(git: Git) -> tuple[str, bytes, bytes]:
+    """Where the guard's pinned policy goes, its bytes and its parsed values: the
+    policy in force for this clone now (read from the committed file, never the cache),
+    with where it came from. A policy that does not parse is not pinned."""
+    from git_evidence.plumbing.in_force import SEALED_KEY, pinned_values
     from git_evidence.plumbing.repo_dirs import common_dir
-    from git_evidence.policy.pinned import PIN_DIR, PIN_FILE, Pin, parse_pinned, pin_bytes
+    from git_evidence.policy.pinned import (
+        PIN_DIR,
+        PIN_FILE,
+        Pin,
+        parse_pinned,
+        pin_bytes,
+        pinned_commit,
+    )
     from git_evidence.policy.schema import POLICY_FILE
 
     found = resolve(git, cached=False)  # a PolicyError: nothing is written
@@ -251,7 +261,7 @@ def _pin(git: Git) -> tuple[str, bytes]:
     again = parse_pinned(pinned, Pin(path, pin_digest(pinned)))
     if again.digest != found.policy.digest:  # never pin other than what is in force
         raise UsageError(f"{path}: the pinned policy would differ from the one in force")
-    return path, pinned
+    return path, pinned, pinned_values(again, pinned_commit(pinned))
 
 
 def _write(path: str, data: bytes) -> None:

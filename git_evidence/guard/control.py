@@ -10,7 +10,10 @@ a tool call writes is one of them, or holds one (``rm -rf .claude``).
 * the guard's pinned policy (``policy/pinned.py``);
 * the repository's own control files: its git directories whole (``config``,
   ``hooks/``, the refs, the pinned policy), ``core.hooksPath``'s directory, and the
-  user's git configuration files (``include`` and ``evidence.*`` could be set there).
+  user's git configuration files (``include`` and ``evidence.*`` could be set there);
+* the commands the hook runs, as its shell finds them: ``git`` and ``git-evidence`` in
+  every directory of ``PATH`` (a script planted ahead of the real one would answer
+  for the guard).
 
 A shell command's writes are read as well as the shell reader can (``shell_writes.py``);
 the file tools' are exact."""
@@ -28,6 +31,8 @@ SETTINGS: Final = "the agent's hook settings"
 GIT_CONTROL: Final = "the repository's git control files"
 GIT_CONFIG: Final = "the user's git configuration"
 HOOKS_DIR: Final = "the directory core.hooksPath names"
+HOOK_COMMAND: Final = "a command the guard's hook runs"
+HOOK_COMMANDS: Final = ("git", "git-evidence")  # what `git evidence guard` starts
 # In the project: Claude Code's shared and local settings, Gemini CLI's.
 PROJECT_SETTINGS: Final = (
     ".claude/settings.json",
@@ -91,6 +96,9 @@ def protected(
         xdg = env.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
         found.append(Protected(os.path.join(xdg, "git", "config"), GIT_CONFIG))
     found += [Protected(p, SETTINGS) for p in SYSTEM_SETTINGS]
+    for directory in env.get("PATH", "").split(os.pathsep):
+        if directory:
+            found += [Protected(os.path.join(directory, c), HOOK_COMMAND) for c in HOOK_COMMANDS]
     for name, leaf in SETTINGS_VARIABLES:
         if env.get(name):
             found.append(Protected(os.path.join(env[name], leaf) if leaf else env[name], SETTINGS))

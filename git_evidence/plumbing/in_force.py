@@ -14,22 +14,25 @@ reads a policy's ``source`` text to learn where it came from."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from git_evidence.core.errors import PolicyError, UsageError
 from git_evidence.core.oids import Oid, is_oid
-from git_evidence.plumbing import policy_cache
-from git_evidence.plumbing.git import Git
 from git_evidence.policy.parsing import (
     BASE_SOURCE,
     DRAFT_SOURCE,
+    PINNED_SOURCE,
     load_at,
     parse_policy,
     read_sealed,
 )
-from git_evidence.policy.pinned import Pin, parse_pinned, pinned_commit
+from git_evidence.policy.pinned import Pin, parse_pinned, pinned_commit, verify
 from git_evidence.policy.schema import POLICY_FILE, Origin, Policy
+
+if TYPE_CHECKING:  # a pinned policy is read without git: its modules load when asked
+    from git_evidence.plumbing.git import Git
 
 DEFAULT_BASE = "refs/heads/main"
 SEALED_KEY = "evidence.policyFile"
@@ -102,6 +105,8 @@ def policy_at(git: Git, rev: str | None, cached: bool = True) -> Policy:
     if found is None:
         return load_at(None, rev)
     blob, data = found
+    from git_evidence.plumbing import policy_cache
+
     kept = policy_cache.get(git, blob, BASE_SOURCE) if cached else None
     if kept is not None:
         return kept
@@ -138,18 +143,55 @@ def draft_policy(path: str) -> Policy:
 
 def _pinned(pin: Pin) -> InForce:
     """The guard's pinned policy, and the ref and commit it was read from when it was
-    pinned; a ``PolicyError`` naming the repair when it cannot be read or was changed."""
+    pinned; a ``PolicyError`` naming the repair when it cannot be read or was changed.
+    Its parsed values first, when their digest and the validating code match."""
     try:
         with open(pin.path, "rb") as handle:
             data: bytes | None = handle.read()
         why = ""
     except OSError as exc:
         data, why = None, exc.strerror or type(exc).__name__
+    verify(data, pin, why)  # the file a person pinned, whichever form is read
+    kept = _pinned_values(pin) if pin.values_digest else None
+    if kept is not None:
+        return kept
     policy = parse_pinned(data, pin, why)
     read_from = pinned_commit(data or b"")
     if read_from is None:
         return InForce(policy)
     return InForce(policy, read_from[0], Oid(read_from[1]))
+
+
+def _pinned_values(pin: Pin) -> InForce | None:
+    import marshal
+
+    from git_evidence.plumbing import policy_cache
+    from git_evidence.policy.pinned import VALUES_FILE, digest
+
+    try:
+        with open(os.path.join(os.path.dirname(pin.path), VALUES_FILE), "rb") as handle:
+            data = handle.read()
+        if digest(data) != pin.values_digest:
+            return None
+        stamp, plain, ref, rev = marshal.loads(data)
+        if stamp != policy_cache.signature() or not stamp:
+            return None
+        policy = policy_cache.from_plain(plain)
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    source = PINNED_SOURCE.format(path=pin.path)
+    policy = policy._replace(source=source, origin="pinned")
+    return InForce(policy, ref, Oid(rev) if rev else None)
+
+
+def pinned_values(policy: Policy, read_from: tuple[str, str] | None) -> bytes:
+    """The pinned policy as the values the guard loads (``_pinned_values``)."""
+    import marshal
+
+    from git_evidence.plumbing import policy_cache
+
+    ref, rev = read_from or (None, None)
+    return marshal.dumps((policy_cache.signature(), policy_cache.to_plain(policy), ref, rev))
 
 
 def _server(git: Git, refs: Mapping[str, Oid]) -> InForce:

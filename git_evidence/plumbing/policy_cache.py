@@ -22,17 +22,25 @@ from __future__ import annotations
 import contextlib
 import marshal
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from git_evidence.core.oids import Oid
-from git_evidence.plumbing.git import Git
 from git_evidence.plumbing.repo_dirs import common_dir
 from git_evidence.policy.properties import JudgeConfig, JudgeProperty
 from git_evidence.policy.schema import Policy
 
+if TYPE_CHECKING:  # the guard loads its pinned values without git
+    from git_evidence.plumbing.git import Git
+
 CACHE_DIR = "policies-v1"
 # The modules whose code decides what a policy file means.
 _MODULES = ("policy/parsing.py", "policy/schema.py", "policy/properties.py")
+
+
+def signature() -> tuple[Any, ...]:
+    """What a kept policy is stamped with: the record's fields and the size and time
+    of the modules that validate a policy (empty when they cannot be read)."""
+    return _signature()
 
 
 def _signature() -> tuple[Any, ...]:

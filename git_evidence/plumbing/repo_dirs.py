@@ -9,9 +9,12 @@ Apart from git.py because it remembers answers for the whole process, by directo
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from git_evidence.core.oids import Oid, is_oid
-from git_evidence.plumbing.git import Git
+
+if TYPE_CHECKING:  # the agent's guard reads the directories without starting git
+    from git_evidence.plumbing.git import Git
 
 COMMON_DIRS: dict[tuple[str, str | None], str] = {}  # (where, GIT_DIR) → common dir
 

@@ -12,7 +12,6 @@ command writes the file and ``plumbing/in_force.py`` reads it."""
 
 from __future__ import annotations
 
-import hashlib
 import re
 from typing import Final, NamedTuple
 
@@ -22,6 +21,10 @@ from git_evidence.policy.schema import Policy
 
 PIN_DIR: Final = "git-evidence"  # under the common git directory
 PIN_FILE: Final = "guard-policy.toml"
+# The same policy parsed, as plain values (``policy_cache``'s form, ``marshal``): read
+# instead of parsing the TOML when its own digest matches and the code that validates
+# a policy is the one that wrote it; otherwise the TOML is parsed.
+VALUES_FILE: Final = "guard-policy.values"
 FLAG: Final = "--pinned"
 REPAIR: Final = "a person runs `git evidence install --agent claude` in the work tree"
 _HEADER: Final = (
@@ -35,6 +38,17 @@ _READ_FROM: Final = re.compile(rb"^# read from: (.*) at ([0-9a-f]{40}|[0-9a-f]{6
 class Pin(NamedTuple):
     path: str  # the pinned file
     digest: str  # "sha256:<hex>", as the hook's command line names it
+    values_digest: str = ""  # the digest of VALUES_FILE beside it, when the line names one
+
+
+def from_flag(directory: str, value: str) -> Pin:
+    """The pin a hook's ``--pinned=DIGEST[,VALUES_DIGEST]`` names, in ``directory``."""
+    digest_, _comma, values = value.partition(",")
+    return Pin(f"{directory}/{PIN_FILE}", digest_, values)
+
+
+def flag_value(pin_digest: str, values_digest: str) -> str:
+    return f"{pin_digest},{values_digest}"
 
 
 def pin_bytes(policy: bytes, read_from: str) -> bytes:
@@ -43,7 +57,19 @@ def pin_bytes(policy: bytes, read_from: str) -> bytes:
 
 
 def digest(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()
+    """``sha256:<hex>`` of ``data``: the interpreter's own SHA-256 when it has one
+    (``hashlib`` loads OpenSSL first, a millisecond of every guarded tool call)."""
+    import importlib
+
+    for name in ("_sha2", "_sha256"):  # the module's name since Python 3.12, before
+        try:
+            sha256 = importlib.import_module(name).sha256
+            break
+        except (ImportError, AttributeError):
+            continue
+    else:  # pragma: no cover
+        from hashlib import sha256
+    return "sha256:" + str(sha256(data).hexdigest())
 
 
 def pinned_commit(data: bytes) -> tuple[str, str] | None:
@@ -57,16 +83,24 @@ def pinned_commit(data: bytes) -> tuple[str, str] | None:
 def parse_pinned(data: bytes | None, pin: Pin, why: str = "") -> Policy:
     """The pinned policy, or a ``PolicyError`` that says how to repair it: ``data``
     None when the file could not be read (``why``), or bytes its digest refuses."""
+    checked = verify(data, pin, why)
+    source = PINNED_SOURCE.format(path=pin.path)
+    try:
+        return parse_policy(checked, source)._replace(origin="pinned")
+    except PolicyError as exc:
+        exc.fix = REPAIR
+        raise
+
+
+def verify(data: bytes | None, pin: Pin, why: str = "") -> bytes:
+    """``data``, when it is the pinned file the hook names; else the ``PolicyError``
+    that fails the guard closed."""
     source = PINNED_SOURCE.format(path=pin.path)
     if data is None:
         raise _broken(source, f"the guard's pinned policy cannot be read ({why})")
     if digest(data) != pin.digest:
         raise _broken(source, "the guard's pinned policy is not the one its hook names")
-    try:
-        return parse_policy(data, source)._replace(origin="pinned")
-    except PolicyError as exc:
-        exc.fix = REPAIR
-        raise
+    return data
 
 
 def _broken(source: str, message: str) -> PolicyError:

@@ -18,6 +18,8 @@ AS_GIT_STARTS_THEM = [
     ["pre-push", "origin", "/srv/git/r.git"],
     ["guard"],
     ["guard", "--json"],
+    ["guard", "--pinned=sha256:aa,sha256:bb"],
+    ["guard", "--json", "--pinned=sha256:aa"],
 ]
 
 
@@ -44,6 +46,8 @@ def test_the_fast_namespace_equals_the_parsers(words: list[str]) -> None:
         ["guard", "--path", "tests/fixtures/a.json"],
         ["guard", "--json", "-v"],
         ["guard", "extra"],
+        ["guard", "--pinned", "sha256:aa"],
+        ["guard", "--pinned="],
         ["check"],
         [],
     ],

@@ -587,9 +587,9 @@ def test_install_agent_dry_run_prints_the_merged_file_and_writes_nothing(work: W
     assert result.returncode == 0, result.stderr
     (hook,) = json.loads(result.stdout)["hooks"]["PreToolUse"][0]["hooks"]
     assert hook["type"] == "command"
-    assert re.fullmatch(
-        r"git evidence guard --pinned=sha256:[0-9a-f]{64} \|\| exit 2", hook["command"]
-    )
+    digest = "sha256:[0-9a-f]{64}"
+    pinned = rf"git evidence guard --pinned={digest},{digest} \|\| exit 2"
+    assert re.fullmatch(pinned, hook["command"]), hook["command"]
     assert not (work.path / ".claude").exists()
     assert not (work.path / ".git" / "git-evidence" / "guard-policy.toml").exists()
     doc = json.loads(

@@ -282,3 +282,18 @@ def test_a_fixture_spelled_with_a_dotted_capital_i_is_denied(guarded: Work) -> N
     data = event("Write", guarded.path, file_path="tests/f\u0130xtures/a.json", content="{}")
     denied(guarded, data, "class fixture")
     denied(guarded, bash(guarded, "rm TESTS/F\u0130XTURES/A.json"), "class fixture")
+
+
+def test_a_git_evidence_planted_ahead_on_the_path_is_denied(guarded: Work, tmp_path: Path) -> None:
+    bin_dir = tmp_path / "agent-bin"
+    bin_dir.mkdir()
+    env = {**agent_env(), "PATH": f"{bin_dir}{os.pathsep}{agent_env()['PATH']}"}
+    fake = str(bin_dir / "git-evidence")
+    denied(
+        guarded,
+        event("Write", guarded.path, file_path=fake, content="exit 0"),
+        "guard-control",
+        env,
+    )
+    denied(guarded, bash(guarded, f"printf 'exit 0' > {bin_dir}/git"), "guard-control", env)
+    allowed(guarded, event("Write", guarded.path, file_path=str(bin_dir / "tool")), env)
