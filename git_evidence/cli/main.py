@@ -259,7 +259,8 @@ def _failed(exc: EvidenceError, args: argparse.Namespace | None, fmt: str) -> in
             sys.stderr.write(exc.usage)
         line = f"{exc.rule}: {exc.message}"
         if who is not None and not isinstance(exc, NotARepository):
-            line += f" ({who.describe()}; no policy)"  # whom the judgement was for
+            # whom the judgement was for; a usage error stops it before anything is judged
+            line += f" ({who.describe()}; nothing judged)"
         console.say(line + (f"\n  To fix: {fix}" if fix else ""))
     return EXIT_ERROR
 

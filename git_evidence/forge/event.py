@@ -57,15 +57,36 @@ class Request(NamedTuple):
         return f"{self.forge} {what} into {self.target}"
 
 
+# What tells the forge and the event, in the order they are read (docs/forges.md lists
+# every variable `ci` reads).
+GITHUB_EVENT = ("GITHUB_ACTIONS", "GITHUB_EVENT_NAME", "GITHUB_EVENT_PATH")
+GITLAB_EVENT = ("GITLAB_CI", "CI_MERGE_REQUEST_IID", "CI_COMMIT_BRANCH", "CI_COMMIT_TAG")
+
+
+def seen(environ: Mapping[str, str], names: tuple[str, ...]) -> str:
+    """What the variables ``names`` hold here, for an error that says what it read."""
+    return ", ".join(
+        f"{name}={environ[name]!r}" if environ.get(name) else f"{name} unset" for name in names
+    )
+
+
 def detect(environ: Mapping[str, str], read: Callable[[str], bytes]) -> Request:
     """The request of this CI job; ``read`` reads a file (the GitHub event payload)."""
     if environ.get("GITHUB_ACTIONS") == "true":
         return github_request(environ, read)
     if environ.get("GITLAB_CI") == "true":
         return gitlab_request(environ)
+    github_like = any(environ.get(name) for name in GITHUB_EVENT[1:])
     raise UsageError(
-        "not in a CI job this command knows: neither GITHUB_ACTIONS nor GITLAB_CI is 'true'",
-        fix="run it as a step of a GitHub Actions or GitLab CI job, or judge the range "
+        "not in a CI job this command knows: it needs GITHUB_ACTIONS or GITLAB_CI set to "
+        f"'true' (read: {seen(environ, GITHUB_EVENT[:1] + GITLAB_EVENT[:1])})",
+        fix=(
+            "set GITHUB_ACTIONS=true beside GITHUB_EVENT_NAME and GITHUB_EVENT_PATH to "
+            "judge that event, "
+            if github_like
+            else ""
+        )
+        + "run it as a step of a GitHub Actions or GitLab CI job, or judge the range "
         "with `git evidence check BASE..HEAD --as NAME`",
     )
 
@@ -73,8 +94,17 @@ def detect(environ: Mapping[str, str], read: Callable[[str], bytes]) -> Request:
 def github_request(environ: Mapping[str, str], read: Callable[[str], bytes]) -> Request:
     name = environ.get("GITHUB_EVENT_NAME", "")
     path = environ.get("GITHUB_EVENT_PATH", "")
-    if not path:
-        raise UsageError("GITHUB_EVENT_PATH is not set", fix="run it as a step of the job")
+    missing = [
+        v for v, value in (("GITHUB_EVENT_NAME", name), ("GITHUB_EVENT_PATH", path)) if not value
+    ]
+    if missing:
+        raise UsageError(
+            f"GitHub Actions, but {' and '.join(missing)} {'is' if len(missing) == 1 else 'are'}"
+            f" not set (read: {seen(environ, GITHUB_EVENT)})",
+            fix="run it as a step of the job (the runner sets both), or set "
+            "GITHUB_EVENT_NAME to the event (pull_request_target, pull_request, push) and "
+            "GITHUB_EVENT_PATH to its payload's file",
+        )
     try:
         event = json.loads(read(path))
     except OSError as exc:
@@ -125,7 +155,7 @@ def github_request(environ: Mapping[str, str], read: Callable[[str], bytes]) -> 
             GITHUB, "push", None if is_zero(before) else before, after, ref, pusher, source
         )
     raise UsageError(
-        f"the workflow runs on {name or 'an unnamed event'}: only pull_request, "
+        f"the workflow runs on {name} (GITHUB_EVENT_NAME): only pull_request, "
         "pull_request_target and push bring a range to judge",
         fix="trigger the job on pull_request_target (the fence) or push",
     )
@@ -159,8 +189,9 @@ def gitlab_request(environ: Mapping[str, str]) -> Request:
         ref = _branch_ref(environ["CI_COMMIT_BRANCH"])
     else:
         raise UsageError(
-            "neither CI_MERGE_REQUEST_IID nor CI_COMMIT_BRANCH nor CI_COMMIT_TAG is set: "
-            "not a merge request, branch or tag pipeline",
+            "GitLab CI, but neither CI_MERGE_REQUEST_IID nor CI_COMMIT_BRANCH nor "
+            "CI_COMMIT_TAG is set: not a merge request, branch or tag pipeline (read: "
+            f"{seen(environ, GITLAB_EVENT)})",
             fix="run the job in merge request pipelines "
             "(rules: - if: $CI_PIPELINE_SOURCE == 'merge_request_event')",
         )

@@ -79,7 +79,7 @@ def check_summary(
     where = (
         f"the policy {code(str(policy.get('source')))} ({code(str(policy.get('digest'))[:19])})"
         if policy
-        else "no policy (it could not be read)"
+        else "no policy: it stopped before one was read"
     )
     lines += [f"Judged as {who} with {where}.", ""]
     for update in doc.get("updates", ()):

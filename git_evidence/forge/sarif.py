@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
+from urllib.parse import quote
 
 from git_evidence.forge.formats import (
     TOOL,
@@ -42,14 +43,11 @@ JUDGE: Final = "git-evidence/judge/"
 MAX_RESULTS = 25_000
 FINGERPRINT = "gitEvidence/v1"
 
-# What a URI reference keeps as it is (RFC 3986's unreserved characters, and the slash):
-# every other byte of the UTF-8 path is percent-encoded.
-_URI_KEEP = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/")
-
 
 def uri_reference(path: str) -> str:
-    data = path.encode("utf-8", "surrogateescape")
-    return "".join(chr(b) if b in _URI_KEEP else f"%{b:02X}" for b in data)
+    """The path as a relative URI reference: RFC 3986's unreserved characters and the
+    slash kept, every other byte of the UTF-8 path percent-encoded."""
+    return quote(path.encode("utf-8", "surrogateescape"), safe="/")
 
 
 def sarif(
@@ -71,11 +69,15 @@ def sarif(
         if item.rule not in rules:
             rules[item.rule] = _rule(item, (help_for or {}).get(item.rule))
         index = list(rules).index(item.rule)
+        classes: dict[str, set[str]] = {}
+        for klass, path in item.paths:
+            classes.setdefault(path, set()).add(klass)
         for place in places(item):
             if len(results) >= MAX_RESULTS:
                 left_out += 1
                 continue
-            results.append(_result(item, index, place.path, located(item, place)))
+            found = sorted(classes.get(place.path, ()))
+            results.append(_result(item, index, place.path, located(item, place), found))
     invocation: dict[str, Any] = {"executionSuccessful": succeeded, "exitCode": exit_code}
     if left_out:
         invocation["toolExecutionNotifications"] = [
@@ -110,7 +112,7 @@ def sarif(
     }
 
 
-def _result(item: Item, index: int, path: str, text: str) -> dict[str, Any]:
+def _result(item: Item, index: int, path: str, text: str, classes: list[str]) -> dict[str, Any]:
     result: dict[str, Any] = {
         "ruleId": item.rule,
         "ruleIndex": index,
@@ -120,7 +122,6 @@ def _result(item: Item, index: int, path: str, text: str) -> dict[str, Any]:
         "partialFingerprints": {FINGERPRINT: fingerprint(item, path)},
     }
     extra: dict[str, Any] = {}
-    classes = sorted({k for k, p in item.paths if p == path})
     if classes:
         extra["classes"] = classes
     if item.commit:

@@ -36,7 +36,15 @@ def triggers(workflow: dict[Any, Any]) -> set[str]:
 def test_the_action_is_composite_with_the_documented_inputs() -> None:
     action = load(ACTION)
     assert action["runs"]["using"] == "composite"
-    assert set(action["inputs"]) == {"version", "token", "judge", "properties", "shards", "merge"}
+    assert set(action["inputs"]) == {
+        "version",
+        "token",
+        "sarif",
+        "judge",
+        "properties",
+        "shards",
+        "merge",
+    }
     for step in action["runs"]["steps"]:
         assert step["shell"] == "bash"
         # inputs reach a script through env only: an input is never pasted into shell
@@ -61,7 +69,20 @@ def test_the_fence_is_judged_again_when_the_base_head_or_draft_state_changes() -
     types = set(on["pull_request_target"]["types"])
     assert {"opened", "synchronize", "reopened", "edited"} <= types
     assert {"ready_for_review", "converted_to_draft"} <= types
-    assert workflow["permissions"] == {"contents": "read", "pull-requests": "read"}
+    assert workflow["permissions"] == {}
+    assert workflow["jobs"]["fence"]["permissions"] == {"contents": "read", "pull-requests": "read"}
+
+
+def test_the_judge_lifts_the_apparmor_restriction_before_bubblewrap_runs() -> None:
+    knob = "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0"
+    steps = load(JUDGE)["jobs"]["shard"]["steps"]
+    lifted = next(i for i, s in enumerate(steps) if knob in s.get("run", ""))
+    judged = next(i for i, s in enumerate(steps) if s.get("id") == "judge")
+    assert lifted < judged
+    action_steps = load(ACTION)["runs"]["steps"]
+    names = [s["name"] for s in action_steps if s.get("if") == "inputs.judge == 'true'"]
+    assert names[0].startswith("Sandbox") and names[-1].startswith("Judge")
+    assert knob in action_steps[[s["name"] for s in action_steps].index(names[0])]["run"]
 
 
 def test_the_judge_workflow_runs_on_pull_request_without_secrets() -> None:
@@ -86,6 +107,11 @@ def test_the_gitlab_template_has_both_jobs_and_the_code_quality_report() -> None
 
 
 def _condition(expression: str, inputs: dict[str, str]) -> bool:
+    """``inputs.X == 'V'``, ``!=``, and ``always() && ...`` of those (the steps run on
+    success here, so ``always()`` adds nothing)."""
+    parts = [p.strip() for p in expression.split("&&")]
+    if len(parts) > 1:
+        return all(p == "always()" or _condition(p, inputs) for p in parts)
     match = re.fullmatch(r"inputs\.(\w+) (==|!=) '([^']*)'", expression.strip())
     assert match, f"an `if:` this emulation cannot read: {expression}"
     name, op, value = match.groups()

@@ -203,8 +203,22 @@ def test_a_payload_without_the_head_is_an_error_naming_the_field(forge: Forge) -
 def test_outside_ci_it_says_what_to_run_instead(forge: Forge) -> None:
     result = evidence(forge.job(), "ci")
     assert result.returncode == 2
-    assert "GITHUB_ACTIONS nor GITLAB_CI" in result.stderr
+    assert "GITHUB_ACTIONS or GITLAB_CI set to 'true'" in result.stderr
+    assert "GITHUB_ACTIONS unset, GITLAB_CI unset" in result.stderr
+    assert "no policy" not in result.stderr
     assert "git evidence check" in result.stderr
+
+
+def test_github_actions_without_the_event_names_what_it_read_and_what_is_missing(
+    forge: Forge,
+) -> None:
+    result = evidence(forge.job(), "ci", env={"GITHUB_ACTIONS": "true"})
+    assert result.returncode == 2
+    assert "GITHUB_EVENT_NAME and GITHUB_EVENT_PATH are not set" in result.stderr
+    assert "read: GITHUB_ACTIONS='true', GITHUB_EVENT_NAME unset" in result.stderr
+    assert "no policy" not in result.stderr
+    named = evidence(forge.job(), "ci", env={"GITHUB_EVENT_NAME": "push"})
+    assert "set GITHUB_ACTIONS=true beside GITHUB_EVENT_NAME" in named.stderr
 
 
 def gitlab_env(name: str, **values: str) -> dict[str, str]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from typing import Any
 import pytest
 from helpers.forge_jobs import Forge, branch
 from helpers.locks import pin_main
+from helpers.repos import PROJECT
 from test_forge_formats import sarif_errors
 
 from git_evidence.forge import sarif
@@ -33,9 +33,15 @@ def ci_sarif(forge: Forge, head: str) -> dict[str, Any]:
     return log
 
 
+INSTALLED = PROJECT / ".ci" / "tools" / "node_modules" / "@microsoft"
+PLATFORM_BINARY = INSTALLED / "sarif-multitool-linux" / "Sarif.Multitool"
+
+
 def multitool() -> str | None:
-    found = os.environ.get("SARIF_MULTITOOL") or shutil.which("sarif-multitool")
-    return found if found and os.access(found, os.X_OK) else None
+    """The platform binary (the npm package's node wrapper runs it through a shell,
+    which splits `Gh;Sarif`): $SARIF_MULTITOOL, else where .ci/run installs it."""
+    found = os.environ.get("SARIF_MULTITOOL") or str(PLATFORM_BINARY)
+    return found if os.access(found, os.X_OK) else None
 
 
 def github_rule_errors(log: dict[str, Any]) -> list[str]:

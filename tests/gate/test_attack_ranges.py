@@ -546,4 +546,4 @@ def test_check_error_report_names_the_as_name(tmp_path: Path) -> None:
     work = clone_of(tmp_path, make_server(tmp_path))
     result = evidence(work.path, "check", "--as", "bob", "nosuchrev..HEAD")
     assert result.returncode == 2
-    assert "(bob; no policy)" in result.stderr
+    assert "(bob; nothing judged)" in result.stderr

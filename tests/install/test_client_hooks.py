@@ -250,6 +250,20 @@ def test_pre_commit_framework_push_stage(clone: Work) -> None:
     assert "the local branch" in fallback.stdout
 
 
+@pytest.mark.slow
+def test_pre_commit_framework_in_ci_judges_the_branch_not_the_staged_change(clone: Work) -> None:
+    clone.write("src/app.py", "bug\n")
+    clone.write("tests/fixtures/a.json", "{}\n")
+    clone.git("add", "-A")
+    clone.git("commit", "-qm", "mixed", "--no-verify")
+    # CI's `pre-commit run --all-files`: nothing is staged, so the commit hook passes
+    staged = _pre_commit(clone, "git-evidence-commit", "--all-files")
+    assert staged.returncode == 0, staged.stdout + staged.stderr
+    branch = _pre_commit(clone, "git-evidence-branch", "--hook-stage", "manual", "--all-files")
+    assert branch.returncode == 1, branch.stdout + branch.stderr
+    assert "mixed-commit" in branch.stdout
+
+
 def test_pre_commit_follows_links_in_the_index(clone: Work) -> None:
     clone.git("config", "evidence.trusted", "true")
     os.symlink("../tests/goldens", clone.path / "src/gold")
