@@ -53,6 +53,7 @@ PURE = (
     "init.shapes",
     "init.draft",
     "init.render",
+    "init.roots",
     "sandbox.repo_state",
     "policy.render",
     "forge.event",
