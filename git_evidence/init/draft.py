@@ -110,7 +110,8 @@ def draft(paths: Sequence[str], base: str) -> Draft:
             for glob, part in shapes.GOLDEN_GLOBS:
                 if low.endswith(part):
                     by_extension[(classes.FIXTURE, glob, "golden files")].add(path)
-        if low in shapes.MANIFESTS and not folder.documentation and t is None and root is None:
+        manifest = low in shapes.MANIFESTS or shapes.is_requirements(low)
+        if manifest and not folder.documentation and t is None and root is None:
             manifests[name].add(path)
         if ext in FREEZE_EXTENSIONS and shapes.is_freeze_file(low):
             freezes.append(path)
@@ -305,7 +306,8 @@ def _neutral(docs: dict[str, Seen], top_files: list[str]) -> list[Entry]:
     exts: dict[str, list[str]] = defaultdict(list)
     for name in top_files:
         ext = extension(name)
-        if name not in taken and not name.startswith(".") and ext in shapes.DOC_EXTENSIONS:
+        plain = not name.startswith(".") and not shapes.is_requirements(name.lower())
+        if name not in taken and plain and ext in shapes.DOC_EXTENSIONS:
             exts[extension(name)].append(name)
     for ext, names in sorted(exts.items()):
         out.append(Entry(f"/*.{ext}", "documentation at the top", len(names), names[0]))

@@ -216,6 +216,12 @@ def stem(name: str) -> str:
     return low if low.startswith(".") else low.partition(".")[0]
 
 
+def is_requirements(low: str) -> bool:
+    """A pip requirements or constraints file (`requirements.txt`, `test-requirements.in`,
+    `requirements-dev.txt`): dependencies, as the manifests are."""
+    return ("requirements" in low or "constraints" in low) and extension(low) in ("txt", "in")
+
+
 def is_test_dir(name: str) -> bool:
     low = name.lower()
     return low in TEST_DIRS or low.endswith(TEST_DIR_SUFFIXES)
