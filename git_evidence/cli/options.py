@@ -7,8 +7,9 @@ description. A new command gets the conventions without asking for them."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 from collections.abc import Iterator
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from git_evidence.core.errors import CommandLineError
 
@@ -27,6 +28,13 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise CommandLineError(message, usage=self.format_usage(), prog=self.prog)
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        # A help or usage nobody reads any more (`--help | head -1` once `head` is
+        # gone) is dropped, as argparse itself does from Python 3.11 on; on 3.10 the
+        # write would raise and the command end as a closed pipe (141).
+        with contextlib.suppress(OSError):
+            super()._print_message(message, file)
 
 
 # What a forge reads (forge/formats.py): SARIF, GitHub workflow commands with a job

@@ -29,10 +29,9 @@ from git_evidence.core.path_globs import glob_problem
 from git_evidence.core.paths import PathClass, is_runner_config
 from git_evidence.core.runner_files import RUNNER_CONFIG_NAMES
 from git_evidence.init import shapes
+from git_evidence.init.roots import Entry, Roots, Seen, lock_roots, root_entries
 from git_evidence.init.shapes import extension, is_code, is_test_dir, literal_component, stem
 
-MAX_ROOT_GLOBS = 12  # past this, one glob per folder name instead of one per place
-MAX_LOCK_ROOTS = 40
 MIN_COMPANIONS = 3  # goldens beside inputs: at least this many pairs in a folder…
 COMPANION_SHARE = 0.5  # …and this share of the folder's files of that extension
 PARALLEL_SHARE = 1 / 3  # a folder of outputs: this share named after inputs elsewhere
@@ -40,13 +39,6 @@ MIN_TEST_FILES = 5  # test files beside code: fewer may be helpers named so
 CODE = shapes.CODE_EXTENSIONS
 RUNNER_NAMES = frozenset(n for n in RUNNER_CONFIG_NAMES if not n.startswith("*"))
 FREEZE_EXTENSIONS = frozenset({"json", "jsonl", "txt", "yml", "yaml", "toml", "csv", ""})
-
-
-class Entry(NamedTuple):
-    glob: str
-    why: str  # why it was chosen, a phrase
-    files: int  # tracked files it was chosen for
-    example: str  # one of them
 
 
 class Draft(NamedTuple):
@@ -57,39 +49,19 @@ class Draft(NamedTuple):
     runner_config: list[str]  # runner configuration found (class other)
 
 
-class _Seen:
-    """Files found for one glob: how many, and the first."""
-
-    __slots__ = ("count", "example", "extra", "why")
-
-    def __init__(self, why: str = "") -> None:
-        self.count = 0
-        self.example = ""
-        self.extra = 0  # a second tally (non-code files of a snapshot folder)
-        self.why = why
-
-    def add(self, path: str) -> None:
-        if not self.count:
-            self.example = path
-        self.count += 1
-
-
-Roots = dict[tuple[str, ...], _Seen]
-
-
 def draft(paths: Sequence[str], base: str) -> Draft:
     """The draft for a tree whose tracked files are ``paths`` (git's spelling,
     `/`-separated, relative to the top), for the default branch ``base``."""
     fixture_roots: Roots = {}
     oracle_roots: Roots = {}
-    snapshot_dirs: dict[str, _Seen] = defaultdict(_Seen)
-    by_extension: dict[tuple[PathClass, str, str], _Seen] = defaultdict(_Seen)
-    test_dirs: dict[str, _Seen] = defaultdict(_Seen)
-    docs: dict[str, _Seen] = defaultdict(_Seen)
-    test_files: dict[str, _Seen] = defaultdict(_Seen)
-    top_dirs: dict[str, _Seen] = defaultdict(_Seen)
+    snapshot_dirs: dict[str, Seen] = defaultdict(Seen)
+    by_extension: dict[tuple[PathClass, str, str], Seen] = defaultdict(Seen)
+    test_dirs: dict[str, Seen] = defaultdict(Seen)
+    docs: dict[str, Seen] = defaultdict(Seen)
+    test_files: dict[str, Seen] = defaultdict(Seen)
+    top_dirs: dict[str, Seen] = defaultdict(Seen)
     top_files: list[str] = []
-    manifests: dict[str, _Seen] = defaultdict(_Seen)
+    manifests: dict[str, Seen] = defaultdict(Seen)
     freezes: list[str] = []
     runner: list[str] = []
     # Goldens: the files of each test folder (not test data already), by folder.
@@ -110,7 +82,7 @@ def draft(paths: Sequence[str], base: str) -> Draft:
         if (low in RUNNER_NAMES or ext == "pth") and is_runner_config(path):
             runner.append(path)
         if root is not None:
-            fixture_roots.setdefault(dirs[: root + 1], _Seen(folder.why)).add(path)
+            fixture_roots.setdefault(dirs[: root + 1], Seen(folder.why)).add(path)
         if t is not None:
             if code:  # an input is a module, or its package
                 stems = code_stems[dirs[: t + 1]]
@@ -119,7 +91,7 @@ def draft(paths: Sequence[str], base: str) -> Draft:
             test_dirs[folder.test_glob].add(path)
             if folder.oracle is not None:
                 why = "properties or oracles under tests"
-                oracle_roots.setdefault(dirs[: folder.oracle + 1], _Seen(why)).add(path)
+                oracle_roots.setdefault(dirs[: folder.oracle + 1], Seen(why)).add(path)
             elif root is None:
                 folders[dirs].append(name)
         elif "test" in low or "spec" in low:
@@ -138,7 +110,8 @@ def draft(paths: Sequence[str], base: str) -> Draft:
             for glob, part in shapes.GOLDEN_GLOBS:
                 if low.endswith(part):
                     by_extension[(classes.FIXTURE, glob, "golden files")].add(path)
-        if low in shapes.MANIFESTS and not folder.documentation and t is None and root is None:
+        manifest = low in shapes.MANIFESTS or shapes.is_requirements(low)
+        if manifest and not folder.documentation and t is None and root is None:
             manifests[name].add(path)
         if ext in FREEZE_EXTENSIONS and shapes.is_freeze_file(low):
             freezes.append(path)
@@ -162,8 +135,8 @@ def draft(paths: Sequence[str], base: str) -> Draft:
             out[classes.ORACLE].append(
                 Entry(f"**/{name}/**", "snapshot folder", seen.count, seen.example)
             )
-    out[classes.ORACLE] += _root_entries(oracle_roots, with_files)
-    out[classes.FIXTURE] += _root_entries(fixture_roots, with_files)
+    out[classes.ORACLE] += root_entries(oracle_roots, with_files)
+    out[classes.FIXTURE] += root_entries(fixture_roots, with_files)
     for (klass, glob, why), seen in sorted(by_extension.items()):
         out[klass].append(Entry(glob, why, seen.count, seen.example))
     tests = _tests(test_dirs, nested_tests, test_files)
@@ -174,7 +147,7 @@ def draft(paths: Sequence[str], base: str) -> Draft:
     top_tests = [(s.count, g) for g, s in test_dirs.items() if g not in nested_tests]
     test_root = max(top_tests)[1].split("/")[1] if top_tests else "tests"
     runner.sort(key=lambda p: (p.count("/"), p))
-    return Draft(out, _lock_roots(fixture_roots), test_root, base, runner)
+    return Draft(out, lock_roots(fixture_roots), test_root, base, runner)
 
 
 class _Folder(NamedTuple):
@@ -199,7 +172,14 @@ def _folder(where: str) -> _Folder:
     oracle = None
     if t is not None:
         oracle = next((i for i in range(t + 1, len(dirs)) if lows[i] in shapes.ORACLE_DIRS), None)
-    snapshots = next((d for d in lows if d in shapes.SNAPSHOT_DIRS), None)
+    snapshots = next(
+        (
+            d if d in shapes.SNAPSHOT_DIRS else "*" + shapes.SNAPSHOT_SUFFIX
+            for d in lows
+            if d in shapes.SNAPSHOT_DIRS or d.endswith(shapes.SNAPSHOT_SUFFIX)
+        ),
+        None,
+    )
     glob = shapes.test_dir_glob(dirs[t]) if t is not None else ""
     return _Folder(dirs, documentation, t, glob, root, why, oracle, snapshots)
 
@@ -227,11 +207,11 @@ def _goldens(
     test_index: dict[tuple[str, ...], int],
     code_stems: dict[tuple[str, ...], dict[str, str]],
     fixture_roots: Roots,
-    by_extension: dict[tuple[PathClass, str, str], _Seen],
+    by_extension: dict[tuple[PathClass, str, str], Seen],
 ) -> None:
     """Goldens beside their inputs, per test folder and extension; folders of expected
     outputs named after inputs elsewhere in the same tests."""
-    pairs: dict[tuple[tuple[str, ...], str], _Seen] = defaultdict(_Seen)
+    pairs: dict[tuple[tuple[str, ...], str], Seen] = defaultdict(Seen)
     totals: dict[tuple[tuple[str, ...], str], int] = defaultdict(int)
     for dirs, names in folders.items():
         t = test_index[dirs]
@@ -246,12 +226,20 @@ def _goldens(
             totals[(group, ext)] += 1
             if len(exts[stem(name)]) > 1:
                 pairs[(group, ext)].add("/".join((*dirs, name)))
+        parent = folders.get(dirs[:-1])
+        module = f"{dirs[-1].lower()}.py"
+        data_only = not any(is_code(n) for n in names)
+        if parent and data_only and module in {n.lower() for n in parent}:
+            seen = Seen("data folder named after its test module (pytest-datadir)")
+            seen.count, seen.example = len(names), "/".join((*dirs, names[0]))
+            fixture_roots[dirs] = seen
+            continue
         if len(names) >= MIN_COMPANIONS and not any(is_code(n) for n in names):
             elsewhere = code_stems.get(dirs[: t + 1], {})
             named = [elsewhere[stem(n)] for n in names if stem(n) in elsewhere]
             if len(named) >= PARALLEL_SHARE * len(names):
                 input_dir = named[0].rpartition("/")[0]
-                seen = _Seen(f"expected outputs named after the inputs in {input_dir}")
+                seen = Seen(f"expected outputs named after the inputs in {input_dir}")
                 seen.count, seen.example = len(names), "/".join((*dirs, names[0]))
                 fixture_roots[dirs] = seen
     for (group, ext), seen in sorted(pairs.items()):
@@ -261,58 +249,7 @@ def _goldens(
             by_extension[(classes.FIXTURE, glob, why)] = seen
 
 
-def _merged(roots: Roots, with_files: set[tuple[str, ...]]) -> Roots:
-    """Roots that differ in one folder name (never the last) merged into one with `*`
-    there; roots inside another root dropped. Never where the folder above holds files
-    of its own: a file there would stand above a root (`tests/*/data` makes every
-    `tests/x.py` evidence, as a file in place of a folder of roots)."""
-    current: Roots = dict(roots)
-    changed = True
-    while changed:
-        changed = False
-        longest = max((len(r) for r in current), default=0)
-        for j in range(longest - 1):
-            groups: dict[tuple[object, ...], list[tuple[str, ...]]] = defaultdict(list)
-            for r in current:
-                if len(r) > j + 1 and r[j] != "*" and r[:j] not in with_files:
-                    groups[(current[r].why, len(r), r[:j], r[j + 1 :])].append(r)
-            for members in groups.values():
-                if len(members) < 2:
-                    continue
-                merged = (*members[0][:j], "*", *members[0][j + 1 :])
-                seen = _Seen(current[members[0]].why)
-                for m in members:
-                    part = current.pop(m)
-                    seen.count += part.count
-                    seen.example = seen.example or part.example
-                current[merged] = seen
-                changed = True
-    return {r: s for r, s in current.items() if not any(o != r and _inside(r, o) for o in current)}
-
-
-def _inside(root: tuple[str, ...], other: tuple[str, ...]) -> bool:
-    if len(other) > len(root):
-        return False
-    return all(o in ("*", r) for o, r in zip(other, root, strict=False))
-
-
-def _root_entries(roots: Roots, with_files: set[tuple[str, ...]]) -> list[Entry]:
-    merged = _merged(roots, with_files)
-    if len(merged) > MAX_ROOT_GLOBS:  # one glob per folder name, at any depth
-        named: Roots = {}
-        for root, seen in merged.items():
-            into = named.setdefault(("**", root[-1].lower()), _Seen(seen.why))
-            into.count += seen.count
-            into.example = into.example or seen.example
-        merged = named
-    out = []
-    for root, seen in sorted(merged.items(), key=lambda kv: (-kv[1].count, kv[0])):
-        glob = "/".join(c if c in ("*", "**") else literal_component(c) for c in root) + "/**"
-        out.append(Entry(glob, seen.why, seen.count, seen.example))
-    return out
-
-
-def _tests(tests: dict[str, _Seen], nested: set[str], files: dict[str, _Seen]) -> list[Entry]:
+def _tests(tests: dict[str, Seen], nested: set[str], files: dict[str, Seen]) -> list[Entry]:
     out = []
     for glob, seen in sorted(tests.items(), key=lambda kv: -kv[1].count):
         shown = glob if glob in nested else glob.removeprefix("**/")
@@ -325,9 +262,9 @@ def _tests(tests: dict[str, _Seen], nested: set[str], files: dict[str, _Seen]) -
 
 
 def _product(
-    top_dirs: dict[str, _Seen],
+    top_dirs: dict[str, Seen],
     top_files: list[str],
-    manifests: dict[str, _Seen],
+    manifests: dict[str, Seen],
     tests: list[Entry],
     nested: set[str],
 ) -> list[Entry]:
@@ -354,7 +291,7 @@ def _product(
     return out
 
 
-def _neutral(docs: dict[str, _Seen], top_files: list[str]) -> list[Entry]:
+def _neutral(docs: dict[str, Seen], top_files: list[str]) -> list[Entry]:
     out = []
     for name, seen in sorted(docs.items()):
         glob = literal_component(name) + "/**"
@@ -369,19 +306,9 @@ def _neutral(docs: dict[str, _Seen], top_files: list[str]) -> list[Entry]:
     exts: dict[str, list[str]] = defaultdict(list)
     for name in top_files:
         ext = extension(name)
-        if name not in taken and not name.startswith(".") and ext in shapes.DOC_EXTENSIONS:
+        plain = not name.startswith(".") and not shapes.is_requirements(name.lower())
+        if name not in taken and plain and ext in shapes.DOC_EXTENSIONS:
             exts[extension(name)].append(name)
     for ext, names in sorted(exts.items()):
         out.append(Entry(f"/*.{ext}", "documentation at the top", len(names), names[0]))
     return out
-
-
-def _lock_roots(roots: Roots) -> list[str]:
-    """The literal test-data folders, largest first, as the lock's roots."""
-    plain = [
-        (seen.count, "/".join(root))
-        for root, seen in roots.items()
-        if not any(ch in "/".join(root) for ch in "*?[]!\\") and ".." not in root
-    ]
-    kept = {r for _, r in sorted(plain, key=lambda cr: (-cr[0], cr[1]))[:MAX_LOCK_ROOTS]}
-    return sorted(r for r in kept if not any(r.startswith(o + "/") for o in kept))

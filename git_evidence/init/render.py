@@ -9,7 +9,8 @@ from __future__ import annotations
 import textwrap
 
 from git_evidence.core import paths as classes
-from git_evidence.init.draft import Draft, Entry
+from git_evidence.init.draft import Draft
+from git_evidence.init.roots import Entry
 from git_evidence.policy.render import value
 
 WIDTH = 80

@@ -14,7 +14,7 @@ from typing import Final
 # A folder of tests: `tests/`, `test/`, Jest's `__tests__/`, RSpec's `spec/`, and a
 # package of tests named for it (`ruff_python_ast_integration_tests/`).
 TEST_DIRS: Final = frozenset(
-    {"test", "tests", "testing", "__tests__", "spec", "specs", "testsuite", "test-suite"}
+    {"test", "tests", "testing", "__tests__", "spec", "specs", "testsuite", "test-suite", "e2e"}
 )
 TEST_DIR_SUFFIXES: Final = ("_tests", "-tests")
 
@@ -42,6 +42,10 @@ DATA_DIRS: Final = frozenset(
         "samples",
         "corpus",
         "assets",
+        "cassettes",
+        "files",
+        "output",
+        "outputs",
     }
 )
 # Test data wherever it stands: names nothing but tests use (Go's `testdata/`,
@@ -62,6 +66,8 @@ STRONG_DATA_DIRS: Final = frozenset(
 # Snapshot folders: Jest's and Vitest's `__snapshots__`, insta's and syrupy's
 # `snapshots`/`__snapshots__`, pytest-snapshot's `snapshots`.
 SNAPSHOT_DIRS: Final = frozenset({"__snapshots__", "snapshots", "_snapshots", "__snapshot__"})
+# Playwright's screenshots beside a spec: `example.spec.ts-snapshots/`.
+SNAPSHOT_SUFFIX: Final = "-snapshots"
 # Snapshot files: insta's and Jest's `.snap`, syrupy's `.ambr`, ApprovalTests'
 # `.approved.*`.
 SNAPSHOT_GLOBS: Final = (("*.snap", ".snap"), ("*.ambr", ".ambr"), ("*.approved.*", ".approved."))
@@ -71,7 +77,10 @@ GOLDEN_GLOBS: Final = (("*.golden", ".golden"), ("*.expected", ".expected"))
 ORACLE_DIRS: Final = frozenset({"properties", "property", "property_tests", "oracles", "oracle"})
 # Documentation folders at the top; a `data` or `examples` folder of code under one is
 # what a documentation test runs (doctest roots, message examples).
-DOC_DIRS: Final = frozenset({"doc", "docs", "documentation", "website", "site", "book"})
+DOC_DIRS: Final = frozenset(
+    {"doc", "docs", "documentation", "website", "site", "book"}
+    | {"changelog.d", "changes", "newsfragments", "news"}  # release notes in pieces
+)
 DOC_DATA_DIRS: Final = frozenset({"data", "examples", "example", "snippets", "code"})
 # Top-level files that are documentation wherever they are.
 DOC_FILES: Final = (
@@ -205,6 +214,12 @@ def stem(name: str) -> str:
     starts with a dot is its own stem."""
     low = name.lower()
     return low if low.startswith(".") else low.partition(".")[0]
+
+
+def is_requirements(low: str) -> bool:
+    """A pip requirements or constraints file (`requirements.txt`, `test-requirements.in`,
+    `requirements-dev.txt`): dependencies, as the manifests are."""
+    return ("requirements" in low or "constraints" in low) and extension(low) in ("txt", "in")
 
 
 def is_test_dir(name: str) -> bool:

@@ -81,3 +81,25 @@ def test_a_folder_named_with_glob_characters_is_matched_not_misread() -> None:
 
 def test_a_tree_with_no_tests_gives_a_draft_that_parses() -> None:
     assert classes(["main.c", "README"]) == {"main.c": "product", "README": "neutral"}
+
+
+def test_a_data_folder_named_after_its_test_module_is_a_fixture() -> None:
+    paths = ["tests/test_api.py", "tests/test_api/expected.yml", "tests/test_api/in.json"]
+    paths += ["tests/test_db/__init__.py", "tests/test_db/test_x.py", "pkg/api.py"]
+    got = classes(paths)
+    assert got["tests/test_api/expected.yml"] == got["tests/test_api/in.json"] == "fixture"
+    assert got["tests/test_db/test_x.py"] == got["tests/test_api.py"] == "test"
+
+
+def test_playwright_snapshots_and_vcr_cassettes_are_evidence() -> None:
+    paths = [
+        "e2e/home.spec.ts",
+        "e2e/home.spec.ts-snapshots/home-chromium-linux.png",
+        "tests/cassettes/login.yaml",
+        "tests/test_login.py",
+        "web/app.ts",
+    ]
+    got = classes(paths)
+    assert got["e2e/home.spec.ts-snapshots/home-chromium-linux.png"] == "oracle"
+    assert got["tests/cassettes/login.yaml"] == "fixture"
+    assert got["e2e/home.spec.ts"] == "test"
