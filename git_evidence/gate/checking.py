@@ -34,6 +34,14 @@ def policy_and_base(
     return policy, default_base(git, refs, policy.base)
 
 
+def policy_only(git: Git, refs: dict[str, Oid], base: str | None, draft: str | None) -> Policy:
+    """The policy ``policy_and_base`` gives, without looking for the default base: a
+    range that names its own bottom (``A..B``) needs none."""
+    if base:
+        return draft_policy(draft) if draft else policy_at(git, require_commit(git, base))
+    return draft_policy(draft) if draft else client_policy(git, None, refs)
+
+
 def check_range(
     git: Git,
     refs: dict[str, Oid],

@@ -283,6 +283,11 @@ def _endpoint_ends(
     one_chain = all(len(parents[c]) < 2 for c in plan.commits)
     if plan.fast_forward and base == plan.update.old and one_chain:
         return None
+    # The same for a range that is no update of a ref (`check`, a new ref): one chain
+    # whose only parent outside it is the base.
+    inside = set(plan.commits)
+    if one_chain and inside and {p for c in inside for p in parents[c]} - inside == {base}:
+        return None
     return base, new
 
 

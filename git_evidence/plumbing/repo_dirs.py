@@ -1,8 +1,9 @@
 """Where a repository keeps files of its own that this tool reads or writes: the
 common git directory (the caches of validated locks and parsed policies live under
 it) and the current HEAD with the merge in progress, if any. Found with as few git
-processes as can be: none when git gave a hook its ``GIT_DIR``, else one
-``rev-parse`` a process, which the pre-commit hook also asks for HEAD and MERGE_HEAD.
+processes as can be: none when git gave a hook its ``GIT_DIR`` or a work tree's own
+``.git`` directory is found above the current one, else one ``rev-parse`` a process,
+which the pre-commit hook also asks for HEAD and MERGE_HEAD.
 
 Apart from git.py because it remembers answers for the whole process, by directory."""
 
@@ -32,8 +33,40 @@ def common_dir(git: Git) -> str:
     if where[1]:
         return _absolute(git, where[1])
     if where not in COMMON_DIRS:
-        COMMON_DIRS[where] = _absolute(git, git.text("rev-parse", "--git-common-dir"))
+        COMMON_DIRS[where] = _discovered(where[0]) or _absolute(
+            git, git.text("rev-parse", "--git-common-dir")
+        )
     return COMMON_DIRS[where]
+
+
+# What changes where git finds a repository: with any of them set, git is asked.
+_DISCOVERY = (
+    "GIT_DIR",
+    "GIT_COMMON_DIR",
+    "GIT_WORK_TREE",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+)
+
+
+def _discovered(start: str) -> str | None:
+    """The common directory git finds from ``start`` in the plain case, without a
+    process: the nearest ``.git`` directory above it (a main work tree's own). None
+    when git could find another (a discovery variable set, a ``.git`` file of a
+    linked work tree or submodule, a bare repository): then git is asked."""
+    if any(name in os.environ for name in _DISCOVERY):
+        return None
+    here = os.path.abspath(start)
+    while True:
+        candidate = os.path.join(here, ".git")
+        if os.path.isdir(candidate) and os.path.isfile(os.path.join(candidate, "HEAD")):
+            return candidate
+        if os.path.exists(candidate) or os.path.isfile(os.path.join(here, "HEAD")):
+            return None  # a .git file, or possibly a bare repository: git knows
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
 
 
 def remember_common_dir(git: Git, path: bytes) -> None:
