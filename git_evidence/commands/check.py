@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import argparse
+from typing import TYPE_CHECKING
 
 from git_evidence.gate import pipeline
 from git_evidence.gate.checking import check_range, policy_and_base, policy_only
@@ -11,6 +11,9 @@ from git_evidence.plumbing import lookups
 from git_evidence.plumbing.context import require_commit
 from git_evidence.plumbing.git import Git
 from git_evidence.policy.identity import client_identity
+
+if TYPE_CHECKING:
+    import argparse
 
 
 def run(args: argparse.Namespace) -> Report:

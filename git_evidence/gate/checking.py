@@ -7,7 +7,7 @@ from git_evidence.core.facts import RefUpdate, RefView
 from git_evidence.core.oids import Oid, zero_oid
 from git_evidence.gate import pipeline
 from git_evidence.gate.report import Report
-from git_evidence.ledger.freezes import freeze_notes
+from git_evidence.plumbing import batch
 from git_evidence.plumbing.context import (
     DEFAULT_BASE,
     client_policy,
@@ -56,7 +56,11 @@ def check_range(
     view = RefView({policy.base: bottom} if bottom else {}, bottom, policy.notes_ref in refs)
     update = RefUpdate(zero_oid(top), top, label)
     report = pipeline.decide(git, [update], policy, view, who, named_refs=False)
-    report.notes += freeze_notes(git, policy, top, bottom)
+    if batch.check(git, [f"{top}:{policy.ledger_path}"])[0] is not None:
+        # the ledger's reader (json, datetime) only where there is a ledger to read
+        from git_evidence.ledger.freezes import freeze_notes
+
+        report.notes += freeze_notes(git, policy, top, bottom)
     return report
 
 

@@ -18,6 +18,8 @@ AS_GIT_STARTS_THEM = [
     ["pre-push", "origin", "/srv/git/r.git"],
     ["guard"],
     ["guard", "--json"],
+    ["check", "HEAD~1..HEAD"],
+    ["check", "main..feature", "HEAD"],
 ]
 
 
@@ -45,6 +47,8 @@ def test_the_fast_namespace_equals_the_parsers(words: list[str]) -> None:
         ["guard", "--json", "-v"],
         ["guard", "extra"],
         ["check"],
+        ["check", "HEAD", "--base", "main"],
+        ["check", "-"],
         [],
     ],
     ids=lambda words: " ".join(words) or "nothing",
