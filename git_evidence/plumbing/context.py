@@ -11,6 +11,7 @@ from git_evidence.core.errors import PolicyError, UsageError
 from git_evidence.core.oids import Oid
 from git_evidence.plumbing import policy_cache
 from git_evidence.plumbing.git import Git
+from git_evidence.plumbing.repo_dirs import head_target
 from git_evidence.policy.parsing import BASE_SOURCE, load_at, parse_policy, read_sealed
 from git_evidence.policy.schema import POLICY_FILE, Policy
 
@@ -51,8 +52,7 @@ def server_policy(git: Git, refs: dict[str, Oid]) -> Policy:
     sealed = sealed_policy(git)
     if sealed is not None:
         return sealed
-    code, out = git.run("symbolic-ref", "-q", "HEAD", ok_codes=(0, 1, 128))
-    head = out.decode().strip() if code == 0 else DEFAULT_BASE
+    head = head_target(git) or DEFAULT_BASE
     policy = policy_at(git, refs.get(head))
     if policy.base != head and policy.base in refs:
         again = policy_at(git, refs[policy.base])

@@ -69,6 +69,28 @@ def _discovered(start: str) -> str | None:
         here = parent
 
 
+def head_target(git: Git) -> str | None:
+    """The ref HEAD names (``symbolic-ref -q HEAD``), None when HEAD is detached. In a
+    hook (git gave it ``GIT_DIR``) read from the HEAD file, a process less on every
+    push; git is asked when the file says anything but a plain ``ref:`` line (the
+    reftable format's placeholder, say)."""
+    where = _where(git)
+    if where[1]:
+        try:
+            with open(os.path.join(_absolute(git, where[1]), "HEAD"), "rb") as handle:
+                text = handle.read(4096).decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            text = ""
+        if text.startswith("ref: refs/") and text.endswith("\n") and text.count("\n") == 1:
+            ref = text[len("ref: ") : -1]
+            if ref.strip() == ref and not ref.endswith(".invalid"):
+                return ref
+        if is_oid(text.strip()):
+            return None  # detached
+    code, out = git.run("symbolic-ref", "-q", "HEAD", ok_codes=(0, 1, 128))
+    return out.decode().strip() if code == 0 else None
+
+
 def remember_common_dir(git: Git, path: bytes) -> None:
     """Keep ``path``, the ``--git-common-dir`` a ``rev-parse`` of another question
     printed too, so that ``common_dir`` asks no process of its own."""
