@@ -133,9 +133,26 @@ HOOK_FLAGS: dict[str, dict[str, str]] = {"guard": {"--json": "json"}}
 HOOK_VALUES: dict[str, dict[str, str]] = {"guard": {"--pinned": "pinned"}}
 
 
+# `check` given only ranges (`git evidence check HEAD~1..HEAD`, what a reviewer or a
+# script runs on every commit) skips the parser too, with the parser's defaults.
+CHECK_DEFAULTS: dict[str, object] = {
+    "base": None,
+    "as_name": None,
+    "policy": None,
+    "format": "text",
+    "max_findings": None,
+}
+
+
 def hook_args(words: Sequence[str]) -> argparse.Namespace | None:
-    """The namespace of a hook started as git (or an agent) starts it, else None
-    (parse)."""
+    """The namespace of a hook started as git (or an agent) starts it, or of `check`
+    given only ranges, else None (parse)."""
+    if words and words[0] == "check" and len(words) > 1:
+        if any(word.startswith("-") or not word for word in words[1:]):
+            return None
+        ranges = list(words[1:])
+        fast = SimpleNamespace(command="check", quiet=False, verbose=False, ranges=ranges)
+        return cast("argparse.Namespace", SimpleNamespace(**vars(fast), **CHECK_DEFAULTS))
     if not words or words[0] not in HOOK_ARGS:
         return None
     names, defaults = HOOK_ARGS[words[0]]

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-import argparse
+from typing import TYPE_CHECKING
 
 from git_evidence.gate import pipeline
-from git_evidence.gate.checking import check_range, policy_and_base
+from git_evidence.gate.checking import check_range, policy_and_base, policy_only
 from git_evidence.gate.report import Report, carry_options, given_options
 from git_evidence.plumbing import lookups
 from git_evidence.plumbing.context import require_commit
 from git_evidence.plumbing.git import Git
 from git_evidence.policy.identity import client_identity
+
+if TYPE_CHECKING:
+    import argparse
 
 
 def run(args: argparse.Namespace) -> Report:
@@ -18,10 +21,14 @@ def run(args: argparse.Namespace) -> Report:
     # Reads only: its lookups and objects share one cat-file each (plumbing/lookups.py).
     with lookups.live(git):
         refs = git.refs()
-        policy, base = policy_and_base(git, refs, args.base, args.policy)
+        ranges = args.ranges or ["HEAD"]
+        if args.base or not all(".." in text for text in ranges):
+            policy, base = policy_and_base(git, refs, args.base, args.policy)
+        else:  # every range names its bottom: no default base to look for
+            policy, base = policy_only(git, refs, None, args.policy), None
         who = client_identity(git.config_bool("evidence.trusted"), args.as_name)
         report = Report(who, policy)
-        for text in args.ranges or ["HEAD"]:
+        for text in ranges:
             start, sep, end = text.partition("..")
             bottom: str | None
             if sep:

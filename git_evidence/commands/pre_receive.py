@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 from git_evidence.gate import pipeline, time_budget
 from git_evidence.gate.ranges import parse_receive_lines
 from git_evidence.gate.report import Report
+from git_evidence.install import handoff
+from git_evidence.lock import walk as lock_walk
 from git_evidence.plumbing import lookups
 from git_evidence.plumbing.context import (
     judged_refs,
@@ -31,7 +33,8 @@ def run(args: argparse.Namespace) -> Report:
     who = server_pusher(os.environ)
     time_budget.PROGRESS.pusher = who.describe()
     time_budget.PROGRESS.stage = "reading the hook input"
-    updates = parse_receive_lines(sys.stdin.buffer.read())
+    lines = sys.stdin.buffer.read()
+    updates = parse_receive_lines(lines)
     git = Git()
     # Reads only: its lookups and objects share one cat-file each (plumbing/lookups.py).
     with lookups.live(git):
@@ -45,4 +48,8 @@ def run(args: argparse.Namespace) -> Report:
         report = pipeline.decide(git, updates, policy, view, who, server_refs=refs)
         report.notes = notes + report.notes
         pipeline.show_findings(git, report, args.max_findings)
+        if report.exit_code == 0 and "GIT_DIR" in os.environ:
+            time_budget.PROGRESS.stage = "telling post-receive what to pin"
+            if lock_walk.push_needs_no_pin(git, updates, policy, view.notes):
+                handoff.say_quiet(lines)  # post-receive then starts no interpreter
         return report

@@ -7,7 +7,7 @@ from git_evidence.core.facts import RefUpdate, RefView
 from git_evidence.core.oids import Oid, zero_oid
 from git_evidence.gate import pipeline
 from git_evidence.gate.report import Report
-from git_evidence.ledger.freezes import freeze_notes
+from git_evidence.plumbing import batch
 from git_evidence.plumbing.context import require_commit
 from git_evidence.plumbing.git import Git
 from git_evidence.plumbing.in_force import DEFAULT_BASE, resolve, tracking_ref
@@ -28,6 +28,14 @@ def policy_and_base(
     return policy, default_base(git, refs, policy.base)
 
 
+def policy_only(git: Git, refs: dict[str, Oid], base: str | None, draft: str | None) -> Policy:
+    """The policy ``policy_and_base`` gives, without looking for the default base: a
+    range that names its own bottom (``A..B``) needs none."""
+    if base:
+        return resolve(git, draft=draft, at=require_commit(git, base)).policy
+    return resolve(git, draft=draft, refs=refs).policy
+
+
 def check_range(
     git: Git,
     refs: dict[str, Oid],
@@ -42,7 +50,11 @@ def check_range(
     view = RefView({policy.base: bottom} if bottom else {}, bottom, policy.notes_ref in refs)
     update = RefUpdate(zero_oid(top), top, label)
     report = pipeline.decide(git, [update], policy, view, who, named_refs=False)
-    report.notes += freeze_notes(git, policy, top, bottom)
+    if batch.check(git, [f"{top}:{policy.ledger_path}"])[0] is not None:
+        # the ledger's reader (json, datetime) only where there is a ledger to read
+        from git_evidence.ledger.freezes import freeze_notes
+
+        report.notes += freeze_notes(git, policy, top, bottom)
     return report
 
 

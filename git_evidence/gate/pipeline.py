@@ -25,7 +25,6 @@ from git_evidence.gate.endpoint import EndpointRow
 from git_evidence.gate.ranges import plan_updates, settle_plans, stream_commits
 from git_evidence.gate.report import Report
 from git_evidence.gate.time_budget import PROGRESS
-from git_evidence.ledger import check as ledger_check
 from git_evidence.lock import check as lock_check
 from git_evidence.plumbing import lookups
 from git_evidence.plumbing.batch import CatFile
@@ -209,6 +208,9 @@ def _bundle(
     # The whole-range check runs whenever the ledger differs between base and
     # new, also when no commit's own diff touches it (a merge kept an older one).
     if touched or fold_path(policy.ledger_path) in moved:
+        # loaded only for a push that touches the ledger, off the hook's start
+        from git_evidence.ledger import check as ledger_check
+
         ledger = ledger_check.ledger_problems(git, cat, facts, touched, policy, pins)
     spent = [(c, change) for c in facts.commits for change in summaries[c].quota]
     quota: list[tuple[Oid | None, LedgerProblem]] = []
@@ -280,6 +282,11 @@ def _endpoint_ends(
         return None
     one_chain = all(len(parents[c]) < 2 for c in plan.commits)
     if plan.fast_forward and base == plan.update.old and one_chain:
+        return None
+    # The same for a range that is no update of a ref (`check`, a new ref): one chain
+    # whose only parent outside it is the base.
+    inside = set(plan.commits)
+    if one_chain and inside and {p for c in inside for p in parents[c]} - inside == {base}:
         return None
     return base, new
 

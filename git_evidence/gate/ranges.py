@@ -15,6 +15,7 @@ from git_evidence.core.errors import UsageError
 from git_evidence.core.facts import CommitDiff, RefUpdate, RefView, UpdateFacts
 from git_evidence.core.oids import Oid, is_oid
 from git_evidence.core.slots import Slotted
+from git_evidence.plumbing import batch
 from git_evidence.plumbing.batch import CatFile
 from git_evidence.plumbing.git import Git
 from git_evidence.plumbing.raw_diff import LinkResolver, parse_raw
@@ -150,8 +151,17 @@ def _base_of(git: Git, commit: Oid, base_tip: Oid, protected: Sequence[Oid]) -> 
     sits on exactly one of them (a hotfix off `release/1.0`): then the commit of that
     line it sits on, since that line's history is as accepted as the base's."""
     if not set(protected) - {base_tip}:
+        # The common case needs no merge-base: the base tip is the commit or one of
+        # its parents (one lookup in the batch-check the command keeps open).
+        if commit == base_tip or base_tip in _parents(git, commit):
+            return base_tip
         return git.merge_base(base_tip, commit)
     return git.nearest_of(commit, protected) or git.merge_base(base_tip, commit)
+
+
+def _parents(git: Git, commit: Oid) -> set[str]:
+    """The first two parents of ``commit`` (fewer when it has fewer)."""
+    return {hit[0] for hit in batch.check(git, [f"{commit}^1", f"{commit}^2"]) if hit is not None}
 
 
 def settle_plans(plans: Sequence[UpdatePlan]) -> list[UpdateFacts]:

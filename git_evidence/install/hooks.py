@@ -9,6 +9,8 @@ import shlex
 import sys
 from collections.abc import Iterable
 
+from git_evidence.install.handoff import QUIET_DIR
+
 MARKER = "# installed by git-evidence"
 CLIENT_HOOKS = ("pre-commit", "pre-push")
 SERVER_HOOKS = ("pre-receive", "post-receive")
@@ -70,10 +72,36 @@ def hook_command(hook: str) -> str:
     return " ".join(shlex.quote(word) for word in words)
 
 
+# post-receive: when pre-receive left word that this very push (same receive-pack,
+# the same ref lines, byte for byte) needs no pin, stop before starting Python
+# (handoff.py). Shell built-ins only; the word is used once.
+QUIET_CHECK = """quiet="${GIT_DIR:-.}/@QUIET_DIR@/$PPID"
+if [ -s "$quiet" ]; then
+  said=
+  while IFS= read -r line; do said="$said$line
+"; done < "$quiet"
+  : > "$quiet"
+  input=
+  while IFS= read -r line; do input="$input$line
+"; done
+  input="$input$line"
+  if [ "$input" = "$said" ]; then
+    exit 0
+  fi
+  printf '%s' "$input" | @COMMAND@ "$@"
+  exit $?
+fi
+"""
+
+
 def hook_script(hook: str) -> str:
     python = shlex.quote(sys.executable)
     folder = os.path.join(package_root(), "git_evidence")
     package = shlex.quote(folder)
+    quiet = ""
+    if hook == "post-receive":
+        quiet = QUIET_CHECK.replace("@QUIET_DIR@", QUIET_DIR)
+        quiet = quiet.replace("@COMMAND@", hook_command(hook))
     return f"""#!/bin/sh
 {MARKER}: `git evidence install` rewrites this file; do not edit it.
 # The gate fails closed: if the interpreter or the package is gone, the hook refuses.
@@ -85,7 +113,7 @@ if [ ! -d {package} ]; then
   echo "git-evidence: {folder} is missing; refusing. Reinstall: git evidence install" >&2
   exit 2
 fi
-exec {hook_command(hook)} "$@"
+{quiet}exec {hook_command(hook)} "$@"
 """
 
 

@@ -7,16 +7,9 @@ from collections.abc import Callable
 
 from git_evidence.core.facts import Drift, LockFacts, LockRef
 from git_evidence.core.oids import Oid
-from git_evidence.lock.manifest import (
-    Listed,
-    build_manifest,
-    compare,
-    drift_between,
-    root_trees,
-    tree_ids,
-)
 from git_evidence.lock.record import Lock, LockInvalid, parse_note, pin_digest
 from git_evidence.lock.store import LockCache, lock_in_force, own_notes, previous_lock, read_lock
+from git_evidence.lock.walk import tree_ids
 from git_evidence.plumbing.batch import CatFile
 from git_evidence.plumbing.git import Git
 from git_evidence.policy.schema import Policy
@@ -38,6 +31,8 @@ def lock_facts(
     read, and blobs only where root trees differ."""
     if base is None:
         return LockFacts()
+    # The manifest builder (and its hashing) is loaded only where root trees differ:
+    # a push that leaves them as they were starts without it.
     # No notes ref yet (a new server, a clone that fetched none) still has a base whose
     # own manifest is the reference: the breach is computed all the same.
     roots, exclude = policy.lock_roots, policy.lock_exclude
@@ -62,32 +57,44 @@ def lock_facts(
             invalid, summary = exc.message, None
     if found is not None and summary is not None:
         digest = summary.digest
-        lock_roots = list(summary.trees)
+        lock_roots = list(summary.trees)  # a note lists them sorted
         at_lock_roots = (
-            base_trees if lock_roots == list(roots) else root_trees(git, base, lock_roots)
+            base_trees
+            if sorted(lock_roots) == sorted(roots)
+            else _root_trees(git, base, lock_roots)
         )
         # Files of the note under none of its roots are missing from a base with those
         # very trees: compared in full like a changed tree.
         if at_lock_roots != summary.trees or summary.outside:
+            from git_evidence.lock import manifest
+
             lock = lock or read_lock(git, found, cache, cat.read(found.blob))
-            _, base_files = build_manifest(
+            _, base_files = manifest.build_manifest(
                 git, base, lock.roots, exclude, lock, trees=at_lock_roots
             )
-            stale = compare(lock.files, base_files)
+            stale = manifest.compare(lock.files, base_files)
     if new_trees != base_trees:
+        from git_evidence.lock import manifest
+
         if lock is None and found is not None and summary is not None:
             lock = read_lock(git, found, cache, cat.read(found.blob))  # its hashes are reused
         if lock is None:  # no hashes to build on: hash only the blobs that differ
-            breach = drift_between(git, base, new, roots, exclude, (base_trees, new_trees))
+            breach = manifest.drift_between(git, base, new, roots, exclude, (base_trees, new_trees))
             return LockFacts(found, invalid, breach, stale, digest)
-        _, base_files = build_manifest(git, base, roots, exclude, lock, trees=base_trees)
+        _, base_files = manifest.build_manifest(git, base, roots, exclude, lock, trees=base_trees)
         # Built on the base's own manifest: only what differs from it is listed and read
         # (with no lock fetched, every blob was read twice before).
-        _, new_files = build_manifest(
-            git, new, roots, exclude, Listed(base_trees, base_files), trees=new_trees
+        _, new_files = manifest.build_manifest(
+            git, new, roots, exclude, manifest.Listed(base_trees, base_files), trees=new_trees
         )
-        breach = compare(base_files, new_files)
+        breach = manifest.compare(base_files, new_files)
     return LockFacts(found, invalid, breach, stale, digest)
+
+
+def _root_trees(git: Git, rev: str, roots: list[str]) -> dict[str, str | None]:
+    from git_evidence.lock import manifest
+
+    return manifest.root_trees(git, rev, roots)
 
 
 def check_notes_update(
@@ -120,15 +127,19 @@ def check_notes_update(
 
 
 def _describes_its_commit(git: Git, pinned: Lock, policy: Policy) -> str | None:
+    from git_evidence.lock import manifest
+
     commit = pinned.commit
     if git.resolve_commit(commit) != commit:
         return f"the note on {commit[:12]} annotates no commit of this repository"
-    trees = root_trees(git, commit, pinned.roots)
+    trees = manifest.root_trees(git, commit, pinned.roots)
     if trees != dict(pinned.trees):
         return f"the note on {commit[:12]} records root trees that commit does not have"
     previous = previous_lock(git, policy.notes_ref, f"{commit}^")  # None for a root
-    _, files = build_manifest(git, commit, pinned.roots, policy.lock_exclude, previous, trees=trees)
-    drift = compare(pinned.files, files)
+    _, files = manifest.build_manifest(
+        git, commit, pinned.roots, policy.lock_exclude, previous, trees=trees
+    )
+    drift = manifest.compare(pinned.files, files)
     if drift:
         return (
             f"the note on {commit[:12]} does not match that commit's files: "

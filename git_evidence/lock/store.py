@@ -13,7 +13,7 @@ import os
 from collections.abc import Sequence
 
 from git_evidence.core.facts import LockRef
-from git_evidence.core.oids import ZERO_OID, Oid
+from git_evidence.core.oids import ZERO_OID, Oid, is_oid
 from git_evidence.lock.record import CachedLock, Lock, LockInvalid, parse_note
 from git_evidence.plumbing import batch
 from git_evidence.plumbing.git import Git
@@ -48,7 +48,7 @@ def find_lock(git: Git, notes_ref: str, rev: str) -> LockRef | None:
     tip, as a rule) costs two processes however many notes the ref holds, where a
     server pins every push and its notes only grow. Past them, every note is listed
     once and the first-parent line walked on."""
-    near = git.first_parent_ids(rev, NEAR)
+    near = _first_parent_ids(git, rev)
     found = _nearest(git, notes_ref, near)
     if found is not None or len(near) < NEAR:
         return found  # None: the whole first-parent line was looked up
@@ -64,7 +64,23 @@ def find_lock(git: Git, notes_ref: str, rev: str) -> LockRef | None:
 def near_lock(git: Git, notes_ref: str, rev: str) -> LockRef | None:
     """``find_lock`` among the NEAR nearest first-parent commits only (looked up by
     note path): None when none of them has a note, however far back a pin is."""
-    return _nearest(git, notes_ref, git.first_parent_ids(rev, NEAR))
+    return _nearest(git, notes_ref, _first_parent_ids(git, rev))
+
+
+# The NEAR first-parent ids of a revision, per repository and process: pre-receive asks
+# for the same line twice (the lock check, then whether post-receive has a pin to
+# write). Keyed by the revision as given: a commit id (``<id>^``) names one line.
+_LINES: dict[tuple[str, str | None, str], list[Oid]] = {}
+
+
+def _first_parent_ids(git: Git, rev: str) -> list[Oid]:
+    key = (git.cwd or os.getcwd(), os.environ.get("GIT_DIR"), rev)
+    line = _LINES.get(key)
+    if line is None:
+        line = git.first_parent_ids(rev, NEAR)
+        if is_oid(rev.removesuffix("^")):
+            _LINES[key] = line
+    return line
 
 
 def _nearest(git: Git, notes_ref: str, near: Sequence[Oid]) -> LockRef | None:

@@ -9,12 +9,18 @@ changed) loads neither the manifest builder nor the notes writer."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple, cast
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 from git_evidence.core.facts import LockRef
 from git_evidence.core.oids import Oid
 from git_evidence.lock.store import LockCache, near_lock, own_notes
+from git_evidence.plumbing import batch
 from git_evidence.plumbing.git import Git
+from git_evidence.policy.schema import POLICY_FILE
+
+if TYPE_CHECKING:
+    from git_evidence.core.facts import RefUpdate
+    from git_evidence.policy.schema import Policy
 
 Trees = dict[str, str | None]
 
@@ -107,3 +113,33 @@ def unmoved(git: Git, walk: Walk, roots: Sequence[str], notes_ref: str) -> bool:
         and not summary.outside
         and dict(summary.trees) == trees  # the same roots (a note lists them sorted)
     )
+
+
+def push_needs_no_pin(
+    git: Git, updates: Sequence[RefUpdate], policy: Policy, has_notes: bool
+) -> bool:
+    """Whether post-receive, run after ``updates`` (each as the ref it moves), would
+    pin nothing: no update creates or deletes a ref or moves the notes ref, none
+    changes the policy file (post-receive reads the policy as the push leaves it),
+    and every update of a protected ref is ``unmoved`` (``has_notes``: the notes ref
+    exists). Asked by pre-receive before
+    the refs move, with the same reads post-receive makes."""
+    if any(u.is_create or u.is_delete or u.ref == policy.notes_ref for u in updates):
+        return False
+    if not any(policy.is_protected(u.ref) for u in updates):
+        return True  # post-receive pins protected refs only
+    if not has_notes:
+        return False  # no lock yet: post-receive pins the first
+    if not policy.source.startswith("sealed:"):
+        spots = [f"{rev}:{POLICY_FILE}" for u in updates for rev in (u.old, u.new)]
+        hits = batch.check(git, spots)
+        if any(hits[i] != hits[i + 1] for i in range(0, len(hits), 2)):
+            return False
+    roots, notes_ref = policy.lock_roots, policy.notes_ref
+    for update in updates:
+        if not policy.is_protected(update.ref):
+            continue
+        walk = first_parent_walk(git, update.new, [update.old], roots, notes_ref)
+        if not unmoved(git, walk, roots, notes_ref):
+            return False
+    return True

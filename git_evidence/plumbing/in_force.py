@@ -198,7 +198,9 @@ def _server(git: Git, refs: Mapping[str, Oid]) -> InForce:
     """The file at the tip of the base branch as the server has it before this push.
     The first read is from the branch HEAD names (the default branch); when that policy
     names another base, the policy there is the one."""
-    head = git.symref_target("HEAD") or DEFAULT_BASE
+    from git_evidence.plumbing.repo_dirs import head_target
+
+    head = head_target(git) or DEFAULT_BASE
     policy = policy_at(git, refs.get(head))
     if policy.base != head and policy.base in refs:
         again = policy_at(git, refs[policy.base])

@@ -3,7 +3,8 @@
 the parse, the validation) costs more than the git process that reads it.
 
 A policy that parsed is kept under ``<git common dir>/git-evidence/policies-v1/<blob
-id>`` in ``marshal`` form (plain tuples, sets and strings; loading it runs no code). A
+id>`` in ``marshal`` form (plain tuples, sets and strings; loading it runs no code),
+with its digest, so that a report names it without hashing. A
 blob id names its content, so an entry can never describe another file. An entry
 also records the size and modification time of the modules that parse and validate a
 policy, so an upgrade (or an edit of a development tree) that makes validation
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from git_evidence.core.oids import Oid
 from git_evidence.plumbing.repo_dirs import common_dir
 from git_evidence.policy.properties import JudgeConfig, JudgeProperty
-from git_evidence.policy.schema import Policy
+from git_evidence.policy.schema import Policy, knows_digest
 
 if TYPE_CHECKING:  # the guard loads its pinned values without git
     from git_evidence.plumbing.git import Git
@@ -86,10 +87,12 @@ def get(git: Git, blob: Oid, source: str) -> Policy | None:
     (or what is kept was written by other code or cannot be read)."""
     try:
         with open(_path(git, blob), "rb") as handle:
-            signature, values = marshal.load(handle)
+            signature, values, digest = marshal.load(handle)
         if signature != _signature() or not signature:
             return None
-        return from_plain(values)._replace(source=source, origin="base")
+        policy = from_plain(values)._replace(source=source, origin="base")
+        knows_digest(policy, digest)
+        return policy
     except (OSError, EOFError, ValueError, TypeError):
         return None
 
@@ -101,7 +104,7 @@ def put(git: Git, blob: Oid, policy: Policy) -> None:
     if not signature:
         return
     try:
-        record: Any = (signature, to_plain(policy))
+        record: Any = (signature, to_plain(policy), policy.digest)
         data = marshal.dumps(record)
     except ValueError:  # a value marshal cannot write: keep nothing
         return

@@ -1,8 +1,9 @@
 """Where a repository keeps files of its own that this tool reads or writes: the
 common git directory (the caches of validated locks and parsed policies live under
 it) and the current HEAD with the merge in progress, if any. Found with as few git
-processes as can be: none when git gave a hook its ``GIT_DIR``, else one
-``rev-parse`` a process, which the pre-commit hook also asks for HEAD and MERGE_HEAD.
+processes as can be: none when git gave a hook its ``GIT_DIR`` or a work tree's own
+``.git`` directory is found above the current one, else one ``rev-parse`` a process,
+which the pre-commit hook also asks for HEAD and MERGE_HEAD.
 
 Apart from git.py because it remembers answers for the whole process, by directory."""
 
@@ -35,8 +36,62 @@ def common_dir(git: Git) -> str:
     if where[1]:
         return _absolute(git, where[1])
     if where not in COMMON_DIRS:
-        COMMON_DIRS[where] = _absolute(git, git.text("rev-parse", "--git-common-dir"))
+        COMMON_DIRS[where] = _discovered(where[0]) or _absolute(
+            git, git.text("rev-parse", "--git-common-dir")
+        )
     return COMMON_DIRS[where]
+
+
+# What changes where git finds a repository: with any of them set, git is asked.
+_DISCOVERY = (
+    "GIT_DIR",
+    "GIT_COMMON_DIR",
+    "GIT_WORK_TREE",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+)
+
+
+def _discovered(start: str) -> str | None:
+    """The common directory git finds from ``start`` in the plain case, without a
+    process: the nearest ``.git`` directory above it (a main work tree's own). None
+    when git could find another (a discovery variable set, a ``.git`` file of a
+    linked work tree or submodule, a bare repository): then git is asked."""
+    if any(name in os.environ for name in _DISCOVERY):
+        return None
+    here = os.path.abspath(start)
+    while True:
+        candidate = os.path.join(here, ".git")
+        if os.path.isdir(candidate) and os.path.isfile(os.path.join(candidate, "HEAD")):
+            return candidate
+        if os.path.exists(candidate) or os.path.isfile(os.path.join(here, "HEAD")):
+            return None  # a .git file, or possibly a bare repository: git knows
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def head_target(git: Git) -> str | None:
+    """The ref HEAD names (``symbolic-ref -q HEAD``), None when HEAD is detached. In a
+    hook (git gave it ``GIT_DIR``) read from the HEAD file, a process less on every
+    push; git is asked when the file says anything but a plain ``ref:`` line (the
+    reftable format's placeholder, say)."""
+    where = _where(git)
+    if where[1]:
+        try:
+            with open(os.path.join(_absolute(git, where[1]), "HEAD"), "rb") as handle:
+                text = handle.read(4096).decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            text = ""
+        if text.startswith("ref: refs/") and text.endswith("\n") and text.count("\n") == 1:
+            ref = text[len("ref: ") : -1]
+            if ref.strip() == ref and not ref.endswith(".invalid"):
+                return ref
+        if is_oid(text.strip()):
+            return None  # detached
+    code, out = git.run("symbolic-ref", "-q", "HEAD", ok_codes=(0, 1, 128))
+    return out.decode().strip() if code == 0 else None
 
 
 def remember_common_dir(git: Git, path: bytes) -> None:

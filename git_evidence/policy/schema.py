@@ -71,6 +71,17 @@ def _protected_matcher(globs: tuple[str, ...]) -> re.Pattern[str]:
     return ref_matcher(globs)
 
 
+_KNOWN_DIGESTS: dict[int, tuple[Policy, str]] = {}
+
+
+def knows_digest(policy: Policy, digest: str) -> None:
+    """``policy.digest`` is ``digest``, as the policy cache recorded it when the blob
+    was parsed: the report's digest then needs neither hashing nor JSON. Kept with
+    the policy itself, so that a new policy at the same address is never taken for
+    it; a changed copy (``_replace``) computes its own."""
+    _KNOWN_DIGESTS[id(policy)] = (policy, digest)
+
+
 class Policy(NamedTuple):
     paths: Mapping[PathClass, tuple[str, ...]] = DEFAULT_PATHS
     other_path: Decision = "hold"
@@ -198,6 +209,9 @@ class Policy(NamedTuple):
 
     @property
     def digest(self) -> str:
+        known = _KNOWN_DIGESTS.get(id(self))
+        if known is not None and known[0] is self:
+            return known[1]
         from git_evidence.core.records import record_digest
 
         return record_digest(self.as_dict())

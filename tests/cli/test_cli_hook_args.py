@@ -20,6 +20,8 @@ AS_GIT_STARTS_THEM = [
     ["guard", "--json"],
     ["guard", "--pinned=sha256:aa,sha256:bb"],
     ["guard", "--json", "--pinned=sha256:aa"],
+    ["check", "HEAD~1..HEAD"],
+    ["check", "main..feature", "HEAD"],
 ]
 
 
@@ -49,6 +51,8 @@ def test_the_fast_namespace_equals_the_parsers(words: list[str]) -> None:
         ["guard", "--pinned", "sha256:aa"],
         ["guard", "--pinned="],
         ["check"],
+        ["check", "HEAD", "--base", "main"],
+        ["check", "-"],
         [],
     ],
     ids=lambda words: " ".join(words) or "nothing",

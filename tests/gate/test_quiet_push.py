@@ -5,6 +5,7 @@ pushes into a bare server with both hooks installed, read as git relays them."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -74,3 +75,76 @@ def test_a_refusal_keeps_to_fix_and_fits_80_columns(work: Work, server: Path) ->
     assert refused(result, "evidence-untrusted") or refused(result, "mixed-commit")
     assert "To fix: " in remote(result)
     assert not too_wide(result), result.stderr
+
+
+# -- pre-receive's word to post-receive: no second interpreter for an ordinary push ------
+
+
+def traced_push(work: Work, tmp_path: Path, pusher: str) -> tuple[int, list[str]]:
+    """Push main with GIT_TRACE on (git hands it to receive-pack and the hooks): the
+    exit status and every git command run after post-receive started."""
+    trace = tmp_path / "trace"
+    result = work.push("origin", "HEAD:main", pusher=pusher, env={"GIT_TRACE": str(trace)})
+    text = trace.read_text()
+    after = text[text.index("hooks/post-receive") :]
+    run = [
+        line.split("built-in: git ", 1)[1]
+        for line in after.splitlines()
+        if "built-in: git " in line
+    ]
+    return result.returncode, [c for c in run if not c.startswith("gc --auto")]
+
+
+def test_an_ordinary_push_starts_no_post_receive_interpreter(
+    work: Work, server: Path, tmp_path: Path
+) -> None:
+    pin_main(work)
+    work.commit("product", {"src/app.py": "v2\n"})
+    code, after = traced_push(work, tmp_path, AGENT)
+    assert code == 0
+    assert after == []  # post-receive asked git nothing: it stopped in the shell
+    assert (server / "git-evidence" / "quiet").is_dir()
+    assert all(f.stat().st_size == 0 for f in (server / "git-evidence" / "quiet").iterdir())
+
+
+def test_a_push_that_changes_a_lock_root_gets_no_word_and_is_pinned(
+    work: Work, server: Path, tmp_path: Path
+) -> None:
+    pin_main(work)
+    work.commit("new golden", GOLDEN)
+    code, after = traced_push(work, tmp_path, "alice")
+    assert code == 0
+    assert any(c.startswith("fast-import") for c in after), after
+
+
+def run_post_receive(server: Path, lines: str) -> subprocess.CompletedProcess[str]:
+    """The installed post-receive script, run by this process (its parent)."""
+    env = {**os.environ, "GIT_DIR": ".", "GIT_EVIDENCE_PUSHER": "alice"}
+    hook = str(server / "hooks" / "post-receive")
+    return subprocess.run(
+        [hook], cwd=server, input=lines, env=env, capture_output=True, text=True, check=False
+    )
+
+
+def test_a_word_left_for_other_lines_does_not_stop_the_pin(work: Work, server: Path) -> None:
+    """A word that does not match the lines git gives (another push's, a push that
+    died, a ref that failed to move) stops nothing: post-receive pins as always."""
+    pin_main(work)
+    old = work.head()
+    work.commit("new golden", GOLDEN)
+    new = work.head()
+    hook = server / "hooks" / "post-receive"
+    hook.rename(server / "hooks" / "post-off")
+    try:
+        assert work.push("origin", "HEAD:main", pusher="alice").returncode == 0
+    finally:
+        (server / "hooks" / "post-off").rename(hook)
+    word = server / "git-evidence" / "quiet" / str(os.getpid())
+    word.parent.mkdir(parents=True, exist_ok=True)
+    word.write_text(f"{old} {old} refs/heads/main\n")
+    result = run_post_receive(server, f"{old} {new} refs/heads/main\n")
+    assert result.returncode == 0, result.stderr
+    assert f"pinned refs/heads/main at {new[:12]}" in result.stderr
+    assert word.read_text() == ""  # used once, then emptied
+    notes = git(server, "notes", "--ref=refs/notes/evidence", "list", new).stdout
+    assert notes.strip()
