@@ -544,7 +544,7 @@ def _declared() -> dict[str, set[str]]:
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover
-        import tomli as tomllib
+        import tomli as tomllib  # type: ignore[import-not-found, no-redef, unused-ignore]
 
     project = tomllib.loads((PROJECT / "pyproject.toml").read_text(encoding="utf-8"))
     provides: dict[str, set[str]] = {}

@@ -36,16 +36,17 @@ from git_evidence.core.facts import (
     CommitDiff,
     Drift,
     Entry,
+    LedgerProblem,
     LockFacts,
     LockRef,
 )
-from git_evidence.core.oids import ZERO_OID
+from git_evidence.core.oids import ZERO_OID, Oid
 from git_evidence.core.paths import Change
 from git_evidence.ledger import entries
 from git_evidence.plumbing.raw_diff import LinkResolver, parse_raw
 from git_evidence.policy.identity import Identity, client_identity, server_pusher
 from git_evidence.policy.parsing import parse_policy
-from git_evidence.policy.schema import Policy
+from git_evidence.policy.schema import Decision, Policy
 from git_evidence.rules.commits import decide_ref, decide_update
 from git_evidence.rules.files import decide_ledger, decide_lock, decide_notes
 from git_evidence.rules.findings import Finding, error_finding, worst
@@ -71,7 +72,7 @@ def rules_of(findings: Sequence[Finding]) -> dict[str, str]:
 
 # -- decide_update: commits → findings ------------------------------------------------------
 
-UPDATE_TABLE: list[tuple[str, list[tuple[str, ...]], str | None, str, dict[str, str]]] = [
+UPDATE_TABLE: list[tuple[str, list[tuple[str, ...]], str | None, str, dict[str, Decision]]] = [
     # (case, commits as path lists, pusher, extra policy, expected {rule: decision})
     ("product only", [("src/app.py",)], AGENT, "", {}),
     ("docs only", [("docs/guide.md", "README.md")], AGENT, "", {}),
@@ -235,7 +236,7 @@ UPDATE_TABLE: list[tuple[str, list[tuple[str, ...]], str | None, str, dict[str, 
     [pytest.param(c, p, e, x, id=name) for name, c, p, e, x in UPDATE_TABLE],
 )
 def test_update_table(
-    commits: list[tuple[str, ...]], pusher: str | None, extra: str, expected: dict[str, str]
+    commits: list[tuple[str, ...]], pusher: str | None, extra: str, expected: dict[str, Decision]
 ) -> None:
     pol = policy(extra)
     summaries = [summary(*paths_, pol=pol, n=i) for i, paths_ in enumerate(commits)]
@@ -514,7 +515,7 @@ def test_ref_findings_say_why() -> None:
 ENTRY_A = Entry("100644", "1" * 40, 3, "a" * 64)
 ENTRY_B = Entry("100644", "2" * 40, 3, "b" * 64)
 DRIFT = [Drift("tests/fixtures/a.json", "modified", ENTRY_A, ENTRY_B)]
-FOUND = LockRef("c" * 40, "d" * 40)
+FOUND = LockRef(Oid("c" * 40), Oid("d" * 40))
 REQUIRED = policy("[lock]\nrequired = true\n")
 
 LOCK_TABLE: list[tuple[str, LockFacts, str, Policy, dict[str, str]]] = [
@@ -607,9 +608,9 @@ def test_lock_findings_say_what_and_where() -> None:
 def test_notes_and_ledger_problems_become_findings() -> None:
     (note,) = decide_notes(facts("refs/notes/evidence", notes=True), ["not canonical"])
     assert (note.rule, note.decision, note.message) == ("lock-invalid", REJECT, "not canonical")
-    problems = [
-        ("c" * 40, entries.LedgerProblem("ledger-entry", 3, "bad")),
-        (None, entries.LedgerProblem("ledger-rewrite", None, "gone")),
+    problems: list[tuple[Oid | None, LedgerProblem]] = [
+        (Oid("c" * 40), LedgerProblem("ledger-entry", 3, "bad")),
+        (None, LedgerProblem("ledger-rewrite", None, "gone")),
     ]
     entry_f, rewrite_f = decide_ledger(facts(), problems, "tests/freeze.jsonl")
     assert entry_f.message == "tests/freeze.jsonl: line 3: bad"
@@ -622,7 +623,7 @@ def test_notes_and_ledger_problems_become_findings() -> None:
 def test_findings_are_values() -> None:
     (finding,) = decide_ref(facts(commit=None), BASE_POLICY, who(ALICE))
     with pytest.raises(AttributeError):
-        finding.rule = "other"  # type: ignore[misc]
+        finding.rule = "other"  # type: ignore[misc, assignment]
     error = error_finding("policy-error", "why", "fix it")
     assert error == Finding("policy-error", REJECT, "", None, {}, "why", "fix it")
 
@@ -650,7 +651,7 @@ def test_every_rule_has_a_decision_and_a_fix() -> None:
 
 def test_summary_keeps_classes_tests_and_ledger_rows() -> None:
     diff = CommitDiff(
-        "e" * 40,
+        Oid("e" * 40),
         False,
         (
             change("src/a.py"),
@@ -1014,7 +1015,7 @@ class _NoGit:
         raise AssertionError(f"parse_raw asked git for {name} on a row with no link")
 
 
-def parse(tokens: list[bytes], first_commit: str | None = None) -> list[CommitDiff]:
+def parse(tokens: list[bytes], first_commit: Oid | None = None) -> list[CommitDiff]:
     resolver = LinkResolver(_NoGit(), _NoGit())  # type: ignore[arg-type]
     return list(parse_raw(iter(tokens), resolver, first_commit))
 
@@ -1111,7 +1112,7 @@ def test_raw_rows_keep_their_object_ids() -> None:
 
 
 def test_raw_without_a_header_is_the_staged_change() -> None:
-    (diff,) = parse(row(f":100644 100644 {A} {ZERO} M", "src/app.py"), first_commit="index")
+    (diff,) = parse(row(f":100644 100644 {A} {ZERO} M", "src/app.py"), first_commit=Oid("index"))
     assert diff.oid == "index"
     assert [c.path for c in diff.changes] == ["src/app.py"]
 
