@@ -29,8 +29,8 @@ from common import WORK, compile_package
 def build(repo: Path, commits: int, fixture_bytes: int) -> tuple[str, str]:
     marker = repo / "bench-built"
     if marker.exists():
-        base, tip = marker.read_text().split()
-        return base, tip
+        built, tip = marker.read_text().split()
+        return built, tip
     subprocess.run(["rm", "-rf", str(repo)], check=True)
     subprocess.run(["git", "init", "-q", "--bare", str(repo)], check=True)
     rng = random.Random(7)

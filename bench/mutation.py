@@ -53,6 +53,10 @@ MODULES = (
 TESTS = (
     "tests/core/test_closed_sets.py",  # the Literals' values: nothing else reads them at run time
     "tests/rules/test_rules_table.py",
+    "tests/core/test_paths_table.py",
+    "tests/policy/test_policy_table.py",
+    "tests/ledger/test_ledger_table.py",
+    "tests/plumbing/test_raw_diff_table.py",
     "tests/rules/test_rules_parts.py",
     "tests/policy/test_policy.py",
     "tests/core/test_paths.py",
@@ -86,9 +90,11 @@ PLAIN_ROW = (
     "modes and ids of links only"
 )
 EQUIVALENT: dict[tuple[str, str, str], str] = {
-    ("rules", "SEVERITY: dict[Decision, int] = {ALLOW: 0, HOLD: 1, REJECT: 2}", "'2' -> '3'"): (
-        "only the order of the severities is read (max); reject stays the worst"
-    ),
+    (
+        "rules/table",
+        "SEVERITY: dict[Decision, int] = {ALLOW: 0, HOLD: 1, REJECT: 2}",
+        "'2' -> '3'",
+    ): "only the order of the severities is read (max); reject stays the worst",
     (
         "rules/summaries:summarize",
         'def summarize(commit: CommitDiff, classifier: Classifier, ledger_path: str = "") '
@@ -120,9 +126,9 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "if self.old_oid or self.new_oid or not self.raw_meta:",
         "'or' -> 'and' at 24",
     ): "a row carries both object ids or neither (ranges._change)",
-    ("paths", "_CACHE_LIMIT = 1 << 18", "'1' -> '0' at 15"): "a cache's size",
-    ("paths", "_CACHE_LIMIT = 1 << 18", "'1' -> '2' at 15"): "a cache's size",
-    ("paths", "_CACHE_LIMIT = 1 << 18", "'18' -> '19'"): "a cache's size",
+    ("core/paths", "_CACHE_LIMIT = 1 << 18", "'1' -> '0' at 15"): "a cache's size",
+    ("core/paths", "_CACHE_LIMIT = 1 << 18", "'1' -> '2' at 15"): "a cache's size",
+    ("core/paths", "_CACHE_LIMIT = 1 << 18", "'18' -> '19'"): "a cache's size",
     ("core/paths:classify", "if len(self._cache) < _CACHE_LIMIT:", "'<' -> '<='"): "a cache's size",
     ("core/paths:classify", "if len(self._cache) < _CACHE_LIMIT:", "'<' -> '>'"): (
         "no cache: the cached function is pure"
@@ -159,7 +165,7 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("ledger/entries:parse_ledger", "break", "'break' -> 'continue'"): (
         "the empty chunk after the final newline is the last one"
     ),
-    ("policy", "if sys.version_info >= (3, 11):", "'>=' -> '>'"): (
+    ("policy/parsing:parse_policy", "if sys.version_info >= (3, 11):", "'>=' -> '>'"): (
         "a 3.11 version tuple is longer than (3, 11), so greater than it"
     ),
     (
@@ -202,7 +208,7 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "'and' -> 'or' at 30",
     ): "only widens which classes' paths are collected; mixed-range, the one finding that "
     "lists every class, fires only where the written condition holds",
-    ("policy", "@lru_cache(maxsize=16)", "'16' -> '17'"): "a cache's size",
+    ("policy/schema", "@lru_cache(maxsize=16)", "'16' -> '17'"): "a cache's size",
     (
         "core/paths:classify_plain",
         "if len(self.plain_classes) < _CACHE_LIMIT:",

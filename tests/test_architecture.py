@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import subprocess
 import sys
 import sysconfig
@@ -566,6 +567,52 @@ def test_design_notes_list_every_module_once() -> None:
     assert rows.count("commands/*.py") == 1
 
 
+# Files the design notes name that are no module of the project: what an interpreter
+# or a test runner loads unasked (core/runner_files.py's examples).
+NOT_MODULES = frozenset({"conftest.py", "sitecustomize.py"})
+# A path the notes give from the project's top; any other is under git_evidence/.
+TOP_FOLDERS = ("tests/", "bench/", "docs/", "hooks/", "man/", ".ci/")
+
+
+def _missing_modules(text: str) -> list[str]:
+    """Each ``.py`` the text names that is not there: a path (``plumbing/git.py``,
+    ``tests/core/test_closed_sets*.py``, globs allowed) must match a file; a bare name
+    (``ranges.py``) must be a module of a library package or a benchmark (a command's
+    module of the same name does not count: ``policy.py`` is no ``policy/`` module)."""
+    missing = []
+    for name in sorted(set(re.findall(r"(?<![\w/.-])([\w*./-]*[\w*]\.py)\b", text))):
+        if name in NOT_MODULES:
+            continue
+        if "/" in name:
+            root = PROJECT if name.startswith(TOP_FOLDERS) else PACKAGE
+            found = any(root.glob(name))
+        else:
+            found = (PROJECT / "bench" / name).exists() or any(
+                path.parent.name != "commands" for path in PACKAGE.rglob(name)
+            )
+        if not found:
+            missing.append(name)
+    return missing
+
+
+def test_every_module_the_design_notes_name_exists() -> None:
+    text = (PROJECT / "docs" / "design.md").read_text(encoding="utf-8")
+    assert _missing_modules(text) == []
+
+
+def test_the_design_check_notices_a_module_that_is_gone() -> None:
+    stale = (
+        "`Decision` lives in policy.py; rules.py imports it (`tests/test_closed_sets*.py`),"
+        " rows read only in `gate/raw.py`; `plumbing/git.py` and ranges.py stay"
+    )
+    assert _missing_modules(stale) == [
+        "gate/raw.py",
+        "policy.py",
+        "rules.py",
+        "tests/test_closed_sets*.py",
+    ]
+
+
 # --- the dependencies: declared <=> imported --------------------------------------
 
 
@@ -590,7 +637,7 @@ def _declared() -> dict[str, set[str]]:
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover
-        import tomli as tomllib
+        import tomli as tomllib  # type: ignore[import-not-found, no-redef, unused-ignore]
 
     project = tomllib.loads((PROJECT / "pyproject.toml").read_text(encoding="utf-8"))
     provides: dict[str, set[str]] = {}

@@ -335,13 +335,8 @@ def _verdict_problems(
     if facts.update.is_delete or not who.verdict_writer(policy):
         return []
     old = git.empty_tree() if facts.update.is_create else facts.update.old
-    out = git.out("diff-tree", "-r", "-z", "--raw", "--no-renames", old, facts.update.new)
     problems = []
-    tokens = out.split(b"\0")
-    for meta, raw in zip(tokens[0::2], tokens[1::2], strict=False):
-        fields = meta.decode().split()
-        if not meta.startswith(b":") or fields[-1] == "D":
-            continue
-        annotated = raw.decode("utf-8", "replace").replace("/", "")
-        problems += verdict_record.problems(cat.read(fields[3]), annotated)
+    for status, _, blob, path in git.changed_files(old, facts.update.new):
+        if status != "D":  # the annotated commit, as the notes tree names it (fanned out)
+            problems += verdict_record.problems(cat.read(blob), path.replace("/", ""))
     return problems

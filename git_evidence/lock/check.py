@@ -104,19 +104,14 @@ def check_notes_update(
     one canonical lock record, and must describe the commit it is attached to (its root
     trees, and its files: blobs the lock in force at the parent has not vouched for are
     hashed), so a lock writer's slip cannot pin bytes the commit does not have."""
-    out = git.out("diff-tree", "-r", "-z", "--raw", "--no-renames", old or git.empty_tree(), new)
     problems = []
-    tokens = out.split(b"\0")
-    for meta, raw in zip(tokens[0::2], tokens[1::2], strict=False):
-        if not meta.startswith(b":"):
-            continue
-        fields = meta.decode().split()
-        if fields[-1] == "D":
+    for status, _, blob, path in git.changed_files(old or git.empty_tree(), new):
+        if status == "D":
             continue
         # the annotated object's id, as the notes tree names it (fanned out in directories)
-        annotated = Oid(raw.decode("utf-8", "replace").replace("/", ""))
+        annotated = Oid(path.replace("/", ""))
         try:
-            pinned = parse_note(cat.read(fields[3]), annotated)
+            pinned = parse_note(cat.read(blob), annotated)
         except LockInvalid as exc:
             problems.append(exc.message)
             continue

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers.repos import PROJECT, Work, evidence, git
@@ -75,7 +76,7 @@ def lines(text: str) -> list[str]:
 
 
 def error_doc(text: str) -> dict[str, object]:
-    doc = json.loads(text)
+    doc: dict[str, Any] = json.loads(text)
     assert doc["decision"] == "error", doc
     assert set(doc["error"]) == ERROR_KEYS, doc
     assert all(doc["error"][key] for key in ERROR_KEYS), doc
@@ -295,7 +296,7 @@ def test_rules_as_json_lists_usage_error(work: Work) -> None:
     assert rows["git-error"]["decision"] == "error, exit 2"
     assert rows["other-path"]["decision"] == "per [rules].other_path, default hold"
     assert rows["mixed-commit"]["decision"] == "reject"
-    assert set(doc["fields"]) >= {"COMMIT", "BASE"}  # type: ignore[arg-type]
+    assert set(doc["fields"]) >= {"COMMIT", "BASE"}  # type: ignore[call-overload]
 
 
 def test_rules_text_fills_or_explains_every_field(work: Work) -> None:

@@ -9,12 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from git_evidence.core import path_globs
+from git_evidence.core.links import resolve_link
 from git_evidence.core.path_globs import fold_path, glob_regex
-from git_evidence.core.paths import (
-    EVIDENCE_CLASSES,
-    Change,
-    resolve_link,
-)
+from git_evidence.core.paths import EVIDENCE_CLASSES, Change
 from git_evidence.policy.schema import Policy
 
 CLASSIFIER = Policy().classifier()
@@ -106,7 +103,7 @@ def test_entry_above_an_evidence_root_is_evidence() -> None:
 # -- properties ---------------------------------------------------------------------
 
 path_text = st.text(
-    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\0"),
+    alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="\0"),
     min_size=0,
     max_size=30,
 )

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from git_evidence.core.errors import PolicyError
 from git_evidence.core.links import follow_link, resolve_link
+from git_evidence.core.oids import Oid
 from git_evidence.core.path_globs import glob_regex
 from git_evidence.core.paths import EVIDENCE_CLASSES, FIXTURE, Change, Classifier
 from git_evidence.plumbing.context import client_view, server_view
@@ -444,22 +445,22 @@ def test_protected_globs_protect_matching_refs() -> None:
 
 def test_protected_globs_reach_the_views() -> None:
     parsed = policy('[rules]\nprotected = ["refs/heads/main", "refs/heads/release/*"]\n')
-    refs = {
-        "refs/heads/main": "1" * 40,
-        "refs/heads/release/1.0": "2" * 40,
-        "refs/heads/release/2.0": "3" * 40,
-        "refs/heads/feature": "4" * 40,
+    refs: dict[str, Oid] = {
+        "refs/heads/main": Oid("1" * 40),
+        "refs/heads/release/1.0": Oid("2" * 40),
+        "refs/heads/release/2.0": Oid("3" * 40),
+        "refs/heads/feature": Oid("4" * 40),
     }
     assert set(server_view(refs, parsed).protected) == {
         "refs/heads/main",
         "refs/heads/release/1.0",
         "refs/heads/release/2.0",
     }
-    tracking = {
-        "refs/remotes/origin/main": "1" * 40,
-        "refs/remotes/origin/release/3.0": "5" * 40,
-        "refs/remotes/origin/HEAD": "1" * 40,
-        "refs/heads/topic": "6" * 40,
+    tracking: dict[str, Oid] = {
+        "refs/remotes/origin/main": Oid("1" * 40),
+        "refs/remotes/origin/release/3.0": Oid("5" * 40),
+        "refs/remotes/origin/HEAD": Oid("1" * 40),
+        "refs/heads/topic": Oid("6" * 40),
     }
     view = client_view("origin", tracking, parsed)
     assert view.protected == {"refs/heads/main": "1" * 40, "refs/heads/release/3.0": "5" * 40}

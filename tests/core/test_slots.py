@@ -39,7 +39,7 @@ def test_slotted_records_are_not_hashable() -> None:
 
 def test_slotted_records_take_no_attribute_they_do_not_declare() -> None:
     with pytest.raises(AttributeError):
-        LockFacts().foundd = None  # type: ignore[attr-defined]  # a typo is an error
+        LockFacts().foundd = None  # a typo is an error
 
 
 def test_slotted_repr_names_every_field() -> None:
@@ -64,16 +64,16 @@ def test_mutable_defaults_are_fresh_for_each_record() -> None:
     assert UpdateFacts(UPDATE, True, False).commits == ()
     first, second = Report(Identity("alice", "test"), None), Report(Identity("bob", "test"), None)
     first.notes.append("note")
-    first.decisions.append(UpdateDecision(one, []))
+    first.decisions.append(UpdateDecision(one, []))  # type: ignore[arg-type]
     assert second.notes == [] and second.decisions == []
 
 
 def test_facts_refuse_assignment_once_built() -> None:
     facts = UpdateFacts(UPDATE, True, False)
     with pytest.raises(AttributeError, match="built once"):
-        facts.base = Oid("c" * 40)  # type: ignore[misc]
+        facts.base = Oid("c" * 40)
     with pytest.raises(AttributeError, match="built once"):
-        LockFacts().stale = []  # type: ignore[misc]
+        LockFacts().stale = []
     with pytest.raises(AttributeError, match="built once"):
         del facts.update
     assert facts.base is None
@@ -97,7 +97,7 @@ def test_a_lock_refuses_assignment_and_keeps_its_digest() -> None:
     one = Lock(Oid("a" * 40), ("r",), {"r": None}, {}, "x", "2026-01-01T00:00:00Z")
     digest = one.digest
     with pytest.raises(AttributeError):
-        one.pinned_by = "y"  # type: ignore[misc]
+        one.pinned_by = "y"
     with pytest.raises(AttributeError):
         del one.commit
     assert one.digest == digest and one.pinned_by == "x"

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+import yaml  # type: ignore[import-untyped]
 from helpers.repos import PROJECT, clone_of, git, make_remote
 
 ACTION = PROJECT / "action.yml"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import re
 
-from helpers.forge_jobs import Forge, annotations, branch
+from helpers.forge_jobs import Forge, branch, printed_commands
 
 from git_evidence.forge.formats import Item, workflow_commands
 
@@ -29,7 +29,7 @@ def test_a_40_finding_request_is_annotated_within_githubs_limits(forge: Forge) -
     assert len(places) >= 40
     result = forge.pull_request(head)
     assert result.returncode == 1
-    found = annotations(result.stdout)
+    found = printed_commands(result.stdout)
     kinds = [line.split(" ", 1)[0].split("::")[1] for line in found]
     assert kinds.count("error") == 10
     assert kinds.count("warning") == 10

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from helpers.forge_jobs import AGENT, PERSON, WORKFLOW, Forge, annotations, branch, fill
+from helpers.forge_jobs import AGENT, PERSON, WORKFLOW, Forge, branch, fill, printed_commands
 from helpers.repos import evidence, git
 
 
@@ -15,7 +15,7 @@ def test_an_agents_clean_pull_request_is_allowed(forge: Forge) -> None:
     head = branch(forge.work, {"src/app.py": "print('hi')\n"})
     result = forge.pull_request(head)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert not [a for a in annotations(result.stdout) if a.startswith("::error")]
+    assert not [a for a in printed_commands(result.stdout) if a.startswith("::error")]
     summary = forge.summary.read_text()
     assert "git evidence: allowed (allow)" in summary
     assert f"`{AGENT}` (github pull_request.user.login)" in summary
@@ -25,7 +25,7 @@ def test_a_mixed_pull_request_is_refused_with_annotations_on_its_paths(forge: Fo
     head = branch(forge.work, {"src/app.py": "print('hi')\n", "tests/fixtures/a.json": "{}\n"})
     result = forge.pull_request(head)
     assert result.returncode == 1, result.stdout + result.stderr
-    found = annotations(result.stdout)
+    found = printed_commands(result.stdout)
     assert any(
         a.startswith("::error file=tests/fixtures/a.json,title=mixed-commit::") for a in found
     )
@@ -47,7 +47,7 @@ def test_an_agents_evidence_only_pull_request_is_refused_and_a_writers_allowed(
     assert refused.returncode == 1, refused.stdout
     assert any(
         a.startswith("::error file=tests/fixtures/a.json,title=evidence-untrusted::")
-        for a in annotations(refused.stdout)
+        for a in printed_commands(refused.stdout)
     )
     allowed = forge.pull_request(head, author=PERSON)
     assert allowed.returncode == 0, allowed.stdout
@@ -150,13 +150,13 @@ def test_the_target_branch_decides_whether_a_hold_blocks(forge: Forge) -> None:
     assert into_main.returncode == 1
     assert any(
         a.startswith("::warning file=tests/test_new.py,title=added-test::")
-        for a in annotations(into_main.stdout)
+        for a in printed_commands(into_main.stdout)
     )
     into_develop = forge.pull_request(head, target="develop")
     assert into_develop.returncode == 0, into_develop.stdout
     assert any(
         a.startswith("::notice file=tests/test_new.py,title=added-test::")
-        for a in annotations(into_develop.stdout)
+        for a in printed_commands(into_develop.stdout)
     )
 
 
@@ -165,7 +165,7 @@ def test_a_hostile_path_cannot_end_or_inject_a_workflow_command(forge: Forge) ->
     head = branch(forge.work, {hostile: "{}\n", "src/app.py": "u = 1\n"})
     result = forge.pull_request(head)
     assert result.returncode == 1
-    found = annotations(result.stdout)
+    found = printed_commands(result.stdout)
     escaped = "file=tests/fixtures/50%25%2Ca%3Ab%0A%3A%3Aadd-mask%3A%3Ax.json,"
     assert any(escaped in a for a in found), found
     assert all(a.startswith(("::error ", "::warning ", "::notice ")) for a in found)

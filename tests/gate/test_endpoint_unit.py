@@ -11,7 +11,8 @@ import pytest
 from helpers.repos import Work, git
 
 from git_evidence.core.facts import CommitSummary, RefUpdate, RefView, UpdateFacts
-from git_evidence.core.paths import FIXTURE, LEDGER, ORACLE, PRODUCT
+from git_evidence.core.oids import Oid
+from git_evidence.core.paths import FIXTURE, LEDGER, ORACLE, PRODUCT, PathClass
 from git_evidence.gate import endpoint, pipeline
 from git_evidence.gate.ranges import plan_updates, settle_plans, stream_commits
 from git_evidence.gate.report import Report
@@ -31,7 +32,8 @@ MAIN = "refs/heads/main"
 POLICY = Policy(evidence_writers=frozenset({"alice"}), ledger_writers=frozenset({"ci-bot"}))
 AGENT = Identity("agent-bot", "test")
 ALICE = Identity("alice", "test")
-ZERO = "0" * 40
+ZERO = Oid("0" * 40)
+OLD, NEW = Oid("a" * 40), Oid("b" * 40)
 
 
 @pytest.fixture
@@ -60,7 +62,7 @@ def fork(repo: Work, name: str = "feat", files: dict[str, str] | None = None) ->
 
 def merge(
     repo: Work, branch: str, keep: tuple[str, ...] = (), also: dict[str, str] | None = None
-) -> str:
+) -> Oid:
     """Merge ``branch`` into main, keeping ``branch``'s copy of ``keep``."""
     repo.git("merge", "-q", "--no-ff", "--no-commit", branch)
     for path in keep:
@@ -72,7 +74,7 @@ def merge(
     return repo.head()
 
 
-def protected_facts(old: str, new: str) -> UpdateFacts:
+def protected_facts(old: Oid, new: Oid) -> UpdateFacts:
     return UpdateFacts(
         RefUpdate(old, new, MAIN),
         protected=True,
@@ -83,7 +85,7 @@ def protected_facts(old: str, new: str) -> UpdateFacts:
     )
 
 
-def decide_main(repo: Work, old: str, who: Identity = AGENT) -> Report:
+def decide_main(repo: Work, old: Oid, who: Identity = AGENT) -> Report:
     new = repo.head()
     view = RefView({MAIN: old}, old)
     return pipeline.decide(Git(str(repo.path)), [RefUpdate(old, new, MAIN)], POLICY, view, who)
@@ -101,12 +103,12 @@ def rules_of(report: Report) -> dict[str, list[Finding]]:
 
 
 def test_with_kept_makes_a_product_merge_a_mixed_commit() -> None:
-    product = CommitSummary("m1", True, ((PRODUCT, ("src/a",)),), frozenset({PRODUCT}))
+    product = CommitSummary(Oid("m1"), True, ((PRODUCT, ("src/a",)),), frozenset({PRODUCT}))
     merged = with_kept(product, [(ORACLE, ORACLE_PATH)])
     assert merged.classes == {PRODUCT, ORACLE}
     assert dict(merged.by_class)[ORACLE] == (ORACLE_PATH,)
     assert merged.kept == (ORACLE_PATH,)
-    facts = protected_facts("a" * 40, "m1")
+    facts = protected_facts(OLD, Oid("m1"))
     outcome = decide_update(facts, [merged], POLICY, ALICE)
     assert [f.rule for f in outcome.findings] == ["mixed-commit"]
     assert outcome.findings[0].message.startswith("merge brings back an older copy of evidence")
@@ -147,8 +149,8 @@ def test_equal_trees_have_no_endpoint_rows(repo: Work) -> None:
 
 
 def answering(
-    repo: Work, old: str, new: str, *, protected: bool = True, not_: str | None = None
-) -> dict[str, list[tuple[str, str]]]:
+    repo: Work, old: Oid, new: Oid, *, protected: bool = True, not_: Oid | None = None
+) -> dict[Oid, list[tuple[PathClass, str]]]:
     """What the gate computes for ``old -> new`` on main (protected), or for a new
     branch ``refs/heads/topic`` judged against ``old`` with ``not_`` excluded."""
     g = Git(str(repo.path))
@@ -356,9 +358,9 @@ def test_merge_of_a_branch_with_its_own_evidence_commit_is_explained(repo: Work)
 
 
 def test_a_pushed_symbolic_ref_is_judged_as_its_target() -> None:
-    updates = [RefUpdate("a" * 40, "b" * 40, "refs/heads/master")]
+    updates = [RefUpdate(OLD, NEW, "refs/heads/master")]
     judged, notes = judged_refs(updates, {"refs/heads/master": MAIN}, {MAIN})
-    assert judged == [RefUpdate("a" * 40, "b" * 40, MAIN)]
+    assert judged == [RefUpdate(OLD, NEW, MAIN)]
     assert notes == [
         "refs/heads/master is a symbolic ref to refs/heads/main on this server: "
         "judged as refs/heads/main"
@@ -366,13 +368,13 @@ def test_a_pushed_symbolic_ref_is_judged_as_its_target() -> None:
 
 
 def test_a_ref_a_protected_symbolic_ref_names_is_judged_as_protected() -> None:
-    updates = [RefUpdate("a" * 40, "b" * 40, "refs/heads/trunk")]
+    updates = [RefUpdate(OLD, NEW, "refs/heads/trunk")]
     judged, _ = judged_refs(updates, {MAIN: "refs/heads/trunk"}, {MAIN})
     assert judged[0].ref == MAIN
 
 
 def test_an_alias_of_an_alias_of_main_is_judged_as_main() -> None:
-    updates = [RefUpdate("a" * 40, "b" * 40, "refs/heads/x")]
+    updates = [RefUpdate(OLD, NEW, "refs/heads/x")]
     judged, _ = judged_refs(
         updates, {"refs/heads/x": "refs/heads/trunk", MAIN: "refs/heads/trunk"}, {MAIN}
     )
@@ -380,7 +382,7 @@ def test_an_alias_of_an_alias_of_main_is_judged_as_main() -> None:
 
 
 def test_plain_refs_are_judged_as_themselves() -> None:
-    updates = [RefUpdate("a" * 40, "b" * 40, "refs/heads/feat")]
+    updates = [RefUpdate(OLD, NEW, "refs/heads/feat")]
     assert judged_refs(updates, {"refs/heads/master": MAIN}, {MAIN}) == (updates, [])
 
 

@@ -11,6 +11,7 @@ import random
 import pytest
 
 from git_evidence.core.facts import CommitSummary
+from git_evidence.core.oids import Oid
 from git_evidence.gate import walk
 from git_evidence.rules.summaries import value_key
 
@@ -19,12 +20,12 @@ VALUE_MODE = "100644"
 
 def _graph(rng: random.Random) -> tuple[walk.Graph, list[tuple[str, tuple[str, str, str]]]]:
     count = rng.randint(1, 40)
-    commits = [f"c{i}" for i in range(count)]  # c0 oldest
-    parents: dict[str, list[str]] = {}
-    outside = ["o0", "o1"]
+    commits = [Oid(f"c{i}") for i in range(count)]  # c0 oldest
+    parents: dict[Oid, list[Oid]] = {}
+    outside = [Oid("o0"), Oid("o1")]
     for i, commit in enumerate(commits):
         if i == 0:
-            parents[commit] = rng.choice([[], ["o0"]])
+            parents[commit] = rng.choice([[], [outside[0]]])
             continue
         pool = commits[:i] + outside
         parents[commit] = rng.sample(pool, min(rng.choice([1, 1, 1, 2, 2, 3]), len(pool)))
@@ -52,8 +53,8 @@ def _graph(rng: random.Random) -> tuple[walk.Graph, list[tuple[str, tuple[str, s
     graph.merged_over = {name for _, _, name in graph.differs}
     graph.repeated_parent = False
     graph._pairs = {}
-    summaries: dict[str, CommitSummary] = {}
-    touching: dict[str, list[str]] = {}
+    summaries: dict[Oid, CommitSummary] = {}
+    touching: dict[str, list[Oid]] = {}
     for commit, ps in parents.items():
         sets = tuple(
             part

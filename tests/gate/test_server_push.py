@@ -662,6 +662,7 @@ def test_time_budget_must_be_a_sane_number(tmp_path: Path) -> None:
 
 def test_a_case_variant_of_a_protected_branch_is_protected(server: Path) -> None:
     from git_evidence.core.facts import RefUpdate
+    from git_evidence.core.oids import ZERO_OID
     from git_evidence.gate.ranges import plan_updates
     from git_evidence.plumbing.context import server_view
     from git_evidence.plumbing.git import Git
@@ -674,8 +675,8 @@ def test_a_case_variant_of_a_protected_branch_is_protected(server: Path) -> None
     plans = plan_updates(
         repo,
         [
-            RefUpdate(main, "0" * 40, "refs/heads/MAIN"),
-            RefUpdate("0" * 40, main, "refs/Notes/Evidence"),
+            RefUpdate(main, ZERO_OID, "refs/heads/MAIN"),
+            RefUpdate(ZERO_OID, main, "refs/Notes/Evidence"),
         ],
         policy,
         server_view(refs, policy),

@@ -88,7 +88,7 @@ def fill(name: str, **values: str) -> str:
     return text
 
 
-def annotations(out: str) -> list[str]:
+def printed_commands(out: str) -> list[str]:
     """The workflow commands, up to the text report the runner takes as plain text."""
     lines = []
     for line in out.splitlines():

@@ -14,6 +14,10 @@ import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:  # a type only: the helpers load no module of the package before a test
+    from git_evidence.core.oids import Oid
 
 PROJECT = Path(__file__).resolve().parents[2]
 
@@ -218,7 +222,7 @@ class Work:
 
     def commit(
         self, message: str, files: dict[str, str] | None = None, remove: tuple[str, ...] = ()
-    ) -> str:
+    ) -> Oid:
         for rel, content in (files or {}).items():
             self.write(rel, content)
         for rel in remove:
@@ -227,19 +231,19 @@ class Work:
         self.git("commit", "-q", "--allow-empty", "-m", message)
         return self.head()
 
-    def commit_link(self, message: str, link: str, target: str) -> str:
+    def commit_link(self, message: str, link: str, target: str) -> Oid:
         """Commit a symlink ``link`` (relative to the work tree) pointing at ``target``."""
         os.symlink(target, self.path / link)
         self.git("add", "-A")
         self.git("commit", "-qm", message)
         return self.head()
 
-    def head(self, rev: str = "HEAD") -> str:
+    def head(self, rev: str = "HEAD") -> Oid:
         if rev == "HEAD":  # the branch's loose ref, as a commit just wrote it
             fast = _loose_head(self.path / ".git")
             if fast is not None:
-                return fast
-        return self.git("rev-parse", rev).stdout.strip()
+                return cast("Oid", fast)
+        return cast("Oid", self.git("rev-parse", rev).stdout.strip())
 
     def push(
         self, *args: str, pusher: str | None = None, env: dict[str, str] | None = None

@@ -3,8 +3,9 @@ commit's summary, raw diff rows."""
 
 from __future__ import annotations
 
-from git_evidence.core import paths
 from git_evidence.core.facts import CommitDiff, CommitSummary, RefUpdate, UpdateFacts
+from git_evidence.core.oids import Oid
+from git_evidence.core.path_globs import fold_path
 from git_evidence.core.paths import Change
 from git_evidence.policy.identity import Identity
 from git_evidence.policy.parsing import parse_policy
@@ -12,7 +13,7 @@ from git_evidence.policy.schema import Policy
 from git_evidence.rules.summaries import summarize
 from helpers.repos import POLICY
 
-OLD, NEW = "a" * 40, "b" * 40
+OLD, NEW = Oid("a" * 40), Oid("b" * 40)
 
 
 BASE_POLICY = parse_policy(POLICY.encode(), "base:.git-evidence.toml")
@@ -37,12 +38,12 @@ def facts(
     creates_base: bool = False,
 ) -> UpdateFacts:
     return UpdateFacts(
-        RefUpdate(old, new, ref),
+        RefUpdate(Oid(old), Oid(new), ref),
         protected=protected,
         notes=notes,
-        commit=commit,
+        commit=None if commit is None else Oid(commit),
         fast_forward=fast_forward,
-        base=base,
+        base=None if base is None else Oid(base),
         revlist=revlist,
         named_ref=named_ref,
         creates_base=creates_base,
@@ -63,8 +64,8 @@ def summary(
     for item in changed:
         status, _, path = item.rpartition(":") if ":" in item else ("M", "", item)
         rows.append(change(path, status))
-    diff = CommitDiff(f"{n:040x}", merge, tuple(rows))
-    return summarize(diff, pol.classifier(), paths.fold_path(pol.ledger_path))
+    diff = CommitDiff(Oid(f"{n:040x}"), merge, tuple(rows))
+    return summarize(diff, pol.classifier(), fold_path(pol.ledger_path))
 
 
 AGENT, ALICE, CI = "agent-bot", "alice", "ci-bot"

@@ -30,7 +30,7 @@ def repo(gitolite: Gitolite, request: pytest.FixtureRequest, tmp_path: Path) -> 
     )
     assert pushed.returncode == 0, pushed.stderr
     gitolite.protect(name)
-    return name
+    return str(name)
 
 
 def clone(gitolite: Gitolite, name: str, who: str, tmp_path: Path) -> Work:

@@ -17,7 +17,7 @@ NOTES = "refs/notes/evidence"
 def served(http_git: HttpGit, request: pytest.FixtureRequest) -> str:
     name = request.node.name.replace("[", "-").replace("]", "") + ".git"
     make_server(http_git.repos, name=name)
-    return name
+    return str(name)
 
 
 def clone_as(http_git: HttpGit, repo: str, user: str, tmp_path: Path) -> Work:

@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from git_evidence.core.errors import UsageError
+from git_evidence.core.oids import Oid
 from git_evidence.core.records import canonical_json
 from git_evidence.judge import record as verdict_record
 from git_evidence.judge import shards
@@ -29,8 +30,8 @@ from git_evidence.policy.properties import JudgeProperty
 from git_evidence.sandbox.runner import Run
 
 FACTS = verdict_record.Facts(
-    base="a" * 40,
-    candidate="b" * 40,
+    base=Oid("a" * 40),
+    candidate=Oid("b" * 40),
     policy_source="base:.git-evidence.toml",
     policy_digest="sha256:" + "d" * 64,
     started_at="2026-01-01T00:00:00Z",

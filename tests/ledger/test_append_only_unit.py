@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
+from git_evidence.core.facts import LedgerProblem
 from git_evidence.ledger import entries, quota
 
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -15,14 +16,14 @@ lines = st.lists(st.sampled_from([b"a", b"b", b"{}", b""]), max_size=4)
 files = st.builds(lambda ls, end: b"\n".join(ls) + end, lines, st.sampled_from([b"", b"\n"]))
 
 
-def rewrites_of_ledger(old: bytes | None, new: bytes | None) -> list[entries.LedgerProblem]:
+def rewrites_of_ledger(old: bytes | None, new: bytes | None) -> list[LedgerProblem]:
     found = entries.check_change(
         old, new, max_window_hours=72, now=NOW, writers=(), pin_exists=lambda pin: False
     )
     return [p for p in found if p.rule == "ledger-rewrite"]
 
 
-def rewrites_of_quota(old: bytes | None, new: bytes | None) -> list[entries.LedgerProblem]:
+def rewrites_of_quota(old: bytes | None, new: bytes | None) -> list[LedgerProblem]:
     writers = quota.Writers((), (), pusher_grants=False, pusher_spends=False)
     found = quota.check_change(old, new, now=NOW, writers=writers)
     return [p for p in found if p.rule == "ledger-rewrite"]
@@ -45,9 +46,9 @@ def test_a_deleted_file_is_a_rewrite_named_after_the_file() -> None:
 def test_the_appended_bytes_and_their_first_line() -> None:
     assert entries.appended_to(b"a\nb\n", b"a\nb\nc\n", "it") == entries.Appended(b"c\n", 3)
     assert entries.appended_to(None, b"c\n", "it") == entries.Appended(b"c\n", 1)
-    assert entries.appended_to(b"a\nb\n", b"a\nx\n", "it") == entries.LedgerProblem(
+    assert entries.appended_to(b"a\nb\n", b"a\nx\n", "it") == LedgerProblem(
         "ledger-rewrite", 2, "existing lines were edited, removed, reordered or re-encoded"
     )
-    assert entries.appended_to(b"a", b"ab\n", "it") == entries.LedgerProblem(
+    assert entries.appended_to(b"a", b"ab\n", "it") == LedgerProblem(
         "ledger-rewrite", 1, "the last line had no newline, so appending changed it"
     )

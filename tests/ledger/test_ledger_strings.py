@@ -31,7 +31,7 @@ def raw_line(doc: dict[str, object], **escaped: str) -> bytes:
 
 # The markers are replaced by escape text after json.dumps: json.dumps would escape
 # the backslash of a real "\ud800" string and defeat the point.
-HOSTILE = {
+HOSTILE: dict[str, tuple[dict[str, object], dict[str, str]]] = {
     "surrogate-in-test-id": ({"test_id": "x@@"}, {"@@": "\\ud800"}),
     "low-surrogate-in-fingerprint": ({"fingerprint": "@@f00d"}, {"@@": "\\udfff"}),
     "surrogate-in-a-key": ({"reason@@": "why"}, {"@@": "\\udc80"}),

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from git_evidence.core.facts import Entry
+from git_evidence.core.oids import Oid
 from git_evidence.core.records import canonical_json
 from git_evidence.lock.record import Lock, LockInvalid, parse_note
 
@@ -35,7 +36,7 @@ def test_hand_built_canonical_form_equals_json_dumps(
     files: dict[str, Entry], commit: str, who: str
 ) -> None:
     lock = Lock(
-        commit,
+        Oid(commit),
         ("tests/fixtures", "b"),
         {"tests/fixtures": commit, "b": None},
         files,
@@ -43,11 +44,11 @@ def test_hand_built_canonical_form_equals_json_dumps(
         "2026-01-01T00:00:00Z",
     )
     assert lock.canonical == canonical_json(lock.as_json())
-    assert parse_note(lock.canonical, commit) == lock
+    assert parse_note(lock.canonical, Oid(commit)) == lock
 
 
 def test_a_reformatted_note_is_not_canonical() -> None:
-    commit = "a" * 40
+    commit = Oid("a" * 40)
     lock = Lock(commit, ("r",), {"r": None}, {}, "x", "2026-01-01T00:00:00Z")
     spaced = json.dumps(lock.as_json(), sort_keys=True).encode()  # one line, with spaces
     assert b"\n" not in spaced and spaced != lock.canonical
@@ -56,12 +57,12 @@ def test_a_reformatted_note_is_not_canonical() -> None:
 
 
 def test_a_note_moved_to_another_commit_is_invalid() -> None:
-    lock = Lock("a" * 40, ("r",), {"r": None}, {}, "x", "2026-01-01T00:00:00Z")
+    lock = Lock(Oid("a" * 40), ("r",), {"r": None}, {}, "x", "2026-01-01T00:00:00Z")
     with pytest.raises(LockInvalid, match="attached to bbbbbbbbbbbb"):
-        parse_note(lock.canonical, "b" * 40)
+        parse_note(lock.canonical, Oid("b" * 40))
 
 
 def test_duplicate_keys_are_invalid() -> None:
     text = b'{"commit":"' + b"a" * 40 + b'","commit":"x"}'
     with pytest.raises(LockInvalid, match="duplicate key"):
-        parse_note(text, "a" * 40)
+        parse_note(text, Oid("a" * 40))

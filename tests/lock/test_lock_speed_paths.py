@@ -228,6 +228,7 @@ def test_hash_blobs_refuses_a_missing_object_without_hanging(
     work: Work, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from git_evidence.core.errors import GitError
+    from git_evidence.core.oids import Oid
     from git_evidence.lock import manifest
     from git_evidence.plumbing import batch
     from git_evidence.plumbing.git import Git
@@ -236,7 +237,7 @@ def test_hash_blobs_refuses_a_missing_object_without_hanging(
 
     work.commit("fixtures", {f"tests/fixtures/{i}.txt": f"{i}\n" for i in range(900)})
     oids = [oid for _, oid, _ in Git(cwd=str(work.path)).ls_tree("HEAD", ["tests/fixtures"])]
-    oids[450] = "1" * 40
+    oids[450] = Oid("1" * 40)
     with pytest.raises(GitError, match="missing or not a blob"):
         manifest.hash_blobs(Git(cwd=str(work.path)), oids)
 
@@ -311,11 +312,12 @@ paths = st.text(min_size=1, max_size=20).filter(lambda p: "\n" not in p)
 @given(st.dictionaries(paths, entries(), max_size=8), hexes)
 @settings(max_examples=100)
 def test_a_validated_note_parses_as_a_fresh_one(files: dict[str, Any], commit: str) -> None:
+    from git_evidence.core.oids import Oid
     from git_evidence.lock.record import Lock, parse_note
 
-    lock = Lock(commit, ("r",), {"r": commit}, files, "who", "2026-01-01T00:00:00Z")
-    fresh = parse_note(lock.canonical, commit)
-    assert parse_note(lock.canonical, commit, known_canonical=True) == fresh == lock
+    lock = Lock(Oid(commit), ("r",), {"r": commit}, files, "who", "2026-01-01T00:00:00Z")
+    fresh = parse_note(lock.canonical, Oid(commit))
+    assert parse_note(lock.canonical, Oid(commit), known_canonical=True) == fresh == lock
 
 
 path_chars = st.sampled_from([*"aEZ._ /\\-*", "\u00e9", "\u0301", "\u200b", "\u00df"])

@@ -549,7 +549,7 @@ def test_pyproject_declares_the_entry_point() -> None:
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover
-        import tomli as tomllib
+        import tomli as tomllib  # type: ignore[import-not-found, no-redef, unused-ignore]
     doc = tomllib.loads((PROJECT / "pyproject.toml").read_text())
     assert doc["project"]["entry-points"]["pytest11"] == {
         "git_evidence": "git_evidence.plugin.entry"

@@ -4,6 +4,7 @@ streamed `stream.diff_pairs`, and a diff started ahead (`stream.diff_trees_later
 from __future__ import annotations
 
 import os
+from collections.abc import Generator
 from pathlib import Path
 
 import pytest
@@ -78,9 +79,10 @@ def test_diff_pairs_streams_every_pair_in_order_and_stops_cleanly(tmp_path: Path
     assert headers == [pair.split()[0] for pair in pairs]
     assert paths == [f"f{i}".encode() for i in range(1, 300)] * 3
     # A reader that stops early leaves no process behind and no thread blocked.
-    stream = diff_pairs(repo, pairs, [])
-    next(stream)
-    stream.close()
+    reader = diff_pairs(repo, pairs, [])
+    assert isinstance(reader, Generator)
+    next(reader)
+    reader.close()
     children = Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").read_text().split()
     commands = [Path(f"/proc/{pid}/cmdline").read_bytes() for pid in children]
     assert not [c for c in commands if b"diff-tree" in c]

@@ -11,6 +11,7 @@ import pytest
 from helpers.repos import Work, git
 
 from git_evidence.core.errors import PolicyError
+from git_evidence.core.oids import Oid
 from git_evidence.plumbing import policy_cache
 from git_evidence.plumbing.context import policy_at
 from git_evidence.plumbing.git import Git
@@ -54,8 +55,8 @@ def _entries(work: Work) -> list[Path]:
     return sorted(folder.iterdir()) if folder.exists() else []
 
 
-def _blob(work: Work) -> str:
-    return work.git("rev-parse", "HEAD:.git-evidence.toml").stdout.strip()
+def _blob(work: Work) -> Oid:
+    return work.head("HEAD:.git-evidence.toml")
 
 
 def test_a_kept_policy_is_the_policy_parsing_gives(repo: Work) -> None:

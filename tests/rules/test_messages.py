@@ -16,8 +16,11 @@ from helpers.repos import SEED, Work, clone_of, evidence, git, make_remote, make
 
 from git_evidence.core import paths
 from git_evidence.core.facts import CommitSummary
+from git_evidence.core.oids import Oid
+from git_evidence.core.paths import PathClass
 from git_evidence.rules import table
 from git_evidence.rules.commits import mix_message
+from git_evidence.rules.table import RuleId
 
 AGENT = "agent-bot"
 NOTES = "refs/notes/evidence"
@@ -184,9 +187,9 @@ def test_broken_committed_policy_in_pre_push_says_how_to_commit_the_fix(hooked: 
 # -- mixed-commit names what it mixes --------------------------------------------------------
 
 
-def summary(*classes: str, merge: bool = False) -> CommitSummary:
+def summary(*classes: PathClass, merge: bool = False) -> CommitSummary:
     by_class = tuple((k, (f"{k}/x",)) for k in classes)
-    return CommitSummary("c" * 40, merge, by_class, frozenset(classes))
+    return CommitSummary(Oid("c" * 40), merge, by_class, frozenset(classes))
 
 
 @pytest.mark.parametrize(
@@ -202,7 +205,9 @@ def summary(*classes: str, merge: bool = False) -> CommitSummary:
         ((paths.POLICY, paths.PRODUCT, paths.TEST), "with product and test code"),
     ],
 )
-def test_mixed_commit_message_names_what_it_mixes(classes: tuple[str, ...], said: str) -> None:
+def test_mixed_commit_message_names_what_it_mixes(
+    classes: tuple[PathClass, ...], said: str
+) -> None:
     assert said in mix_message(summary(*classes))
 
 
@@ -235,7 +240,7 @@ SAMPLE = {
 
 @pytest.mark.parametrize("base", ["9f8e7d6c5b4a", None, ""])
 @pytest.mark.parametrize("rule", sorted(table.RULES))
-def test_every_hint_is_filled(rule: str, base: str | None) -> None:
+def test_every_hint_is_filled(rule: RuleId, base: str | None) -> None:
     hint = table.fill(rule, table.RULES[rule][1], base=base, **SAMPLE)
     assert "<" not in hint
     assert "{" not in hint and "}" not in hint, hint

@@ -1,8 +1,8 @@
 """Who may do what, pinned end to end: one push per plausible one-line bug that once
 made no test fail (a class dropped from a set, one writer list read for another, a
 comparison off by one, a glob star crossing `/`, a base taken from the wrong commit).
-Each test is named after the behaviour the bug would break; the table tests in
-test_rules_table.py pin the same rows without git."""
+Each test is named after the behaviour the bug would break; the table tests
+(tests/*/test_*_table.py) pin the same rows without git."""
 
 from __future__ import annotations
 
