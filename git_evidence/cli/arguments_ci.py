@@ -29,8 +29,10 @@ def add_ci(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Read the request from the CI system (GitHub Actions: the event in "
         "$GITHUB_EVENT_PATH; GitLab CI: the CI_MERGE_REQUEST_* and CI_COMMIT_* variables), "
         "judge base..head as the request's author with the policy of the base (never the "
-        "head's), and print the forge's format. Exit 0: allowed; 1: refused; 2: could not "
-        "decide.",
+        "head's), and print the forge's format. With $GITHUB_TOKEN, a pull request is "
+        "judged against the base it has now (asked of the REST API) and a private "
+        "repository's head is fetched with the token. Exit 0: allowed; 1: refused; 2: "
+        "could not decide.",
     )
     p.add_argument(
         "--as",

@@ -21,10 +21,8 @@ from __future__ import annotations
 
 import base64
 import json
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from git_evidence.core.errors import UsageError
 from git_evidence.core.oids import is_oid
@@ -41,10 +39,15 @@ PERMISSION = (
     "(`env: GITHUB_TOKEN: ${{ github.token }}`, as the action does)"
 )
 
-Opener = Callable[[urllib.request.Request], Any]
+if TYPE_CHECKING:  # urllib.request is imported when the API is asked, not at start
+    import urllib.request
+
+Opener = Callable[["urllib.request.Request"], Any]
 
 
 def _open(request: urllib.request.Request) -> Any:
+    import urllib.request
+
     return urllib.request.urlopen(request, timeout=TIMEOUT)
 
 
@@ -81,6 +84,9 @@ def current_base(
 
 
 def _get(url: str, token: str, opener: Opener) -> Any:
+    import urllib.error
+    import urllib.request
+
     asked = urllib.request.Request(
         url,
         headers={

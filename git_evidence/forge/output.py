@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from git_evidence import __version__
 from git_evidence.core.errors import UsageError
-from git_evidence.forge import formats, job_summary, sarif
+from git_evidence.forge import formats, job_summary
 
 if TYPE_CHECKING:
     from git_evidence.gate.report import Report
@@ -39,6 +39,8 @@ def emit_report(
     doc = to_doc(report)
     items = formats.check_items(doc, gone)
     if fmt == formats.SARIF:
+        from git_evidence.forge import sarif
+
         policy = doc.get("policy") or {}
         properties = {"decision": doc["decision"], "pusher": doc["pusher"], "policy": policy}
         log = sarif.sarif(
@@ -65,6 +67,8 @@ def emit_record(
 
     items = formats.verdict_items(record)
     if fmt == formats.SARIF:
+        from git_evidence.forge import sarif
+
         properties = {
             key: record.get(key) for key in ("class", "exit", "base", "candidate", "policy")
         }

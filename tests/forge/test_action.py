@@ -73,6 +73,20 @@ def test_the_fence_is_judged_again_when_the_base_head_or_draft_state_changes() -
     assert workflow["jobs"]["fence"]["permissions"] == {"contents": "read", "pull-requests": "read"}
 
 
+def test_the_reusable_workflow_runs_the_fence_from_the_release_it_is_given() -> None:
+    reusable = load(PROJECT / ".github" / "workflows" / "evidence.yml")
+    call = triggers(reusable)
+    assert call == {"workflow_call"}
+    assert (reusable.get("on") or reusable[True])["workflow_call"]["inputs"]["release"]["required"]
+    (job,) = reusable["jobs"].values()
+    assert "if" not in job  # a required check
+    assert job["permissions"] == {"contents": "read", "pull-requests": "read"}
+    checkouts = [s for s in job["steps"] if str(s.get("uses", "")).startswith("actions/checkout@")]
+    assert "ref" not in checkouts[0]["with"]  # the base, never the head
+    assert checkouts[1]["with"]["ref"] == "${{ inputs.release }}"
+    assert job["steps"][-1]["uses"] == "./.git-evidence-action"
+
+
 def test_the_judge_lifts_the_apparmor_restriction_before_bubblewrap_runs() -> None:
     knob = "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0"
     steps = load(JUDGE)["jobs"]["shard"]["steps"]

@@ -208,3 +208,17 @@ def test_every_rule_and_judge_class_has_a_full_description() -> None:
 
     named = {*get_args(RuleId), *get_args(ErrorRule), *CLASSES, UNDECIDED}
     assert named <= set(DESCRIPTIONS), sorted(named - set(DESCRIPTIONS))
+
+
+def test_a_judges_sarif_is_accepted_under_its_own_category(tmp_path: Path) -> None:
+    import sys
+
+    from helpers.repos import evidence
+    from test_forge_formats import property_repo
+
+    work = property_repo(tmp_path, [sys.executable, "-c", "import sys; sys.exit(1)"])
+    result = evidence(work.path, "judge", "--base", "HEAD", "--format", "sarif")
+    assert result.returncode == 1, result.stderr
+    log = json.loads(result.stdout)
+    accepted(log, tmp_path)
+    assert log["runs"][0]["automationDetails"] == {"id": "git-evidence/judge/"}
