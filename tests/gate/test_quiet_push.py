@@ -86,6 +86,7 @@ def traced_push(
     """Push main with GIT_TRACE on (git hands it to receive-pack and the hooks): the
     exit status and every git command run after post-receive started."""
     trace = tmp_path / "trace"
+    trace.unlink(missing_ok=True)
     result = work.push("origin", "HEAD:main", pusher=pusher, env={"GIT_TRACE": str(trace)})
     text = trace.read_text()
     after = text[text.index("hooks/post-receive") :]
@@ -105,8 +106,12 @@ def test_an_ordinary_push_starts_no_post_receive_interpreter(
     result, after = traced_push(work, tmp_path, AGENT)
     assert result.returncode == 0
     assert after == []  # post-receive asked git nothing: it stopped in the shell
-    assert (server / "git-evidence" / "quiet").is_dir()
-    assert all(f.stat().st_size == 0 for f in (server / "git-evidence" / "quiet").iterdir())
+    quiet = server / "git-evidence" / "quiet"
+    assert [f.stat().st_size for f in quiet.iterdir()] == [0]  # used, then emptied
+    work.commit("product again", {"src/app.py": "v3\n"})
+    result, after = traced_push(work, tmp_path, AGENT)
+    assert (result.returncode, after) == (0, [])
+    assert [f.stat().st_size for f in quiet.iterdir()] == [0]  # the used one swept
 
 
 def test_a_push_that_changes_a_lock_root_gets_no_word_and_is_pinned(
