@@ -27,6 +27,10 @@ if TYPE_CHECKING:
     import argparse
 
 
+# Pushes of at most this many commits a ref are walked here for post-receive (handoff.py).
+HANDOFF_COMMITS = 64
+
+
 def run(args: argparse.Namespace) -> Report:
     """Judges under the time budget, armed until the report is written (cli)."""
     time_budget.start(Policy().time_budget_s)  # until the policy says otherwise
@@ -48,7 +52,9 @@ def run(args: argparse.Namespace) -> Report:
         report = pipeline.decide(git, updates, policy, view, who, server_refs=refs)
         report.notes = notes + report.notes
         pipeline.show_findings(git, report, args.max_findings)
-        if report.exit_code == 0 and "GIT_DIR" in os.environ:
+        # A long push leaves its walk to post-receive, outside the time budget.
+        short = all(len(d.facts.commits) <= HANDOFF_COMMITS for d in report.decisions)
+        if report.exit_code == 0 and short and "GIT_DIR" in os.environ:
             time_budget.PROGRESS.stage = "telling post-receive what to pin"
             if lock_walk.push_needs_no_pin(git, updates, policy, view.notes):
                 handoff.say_quiet(lines)  # post-receive then starts no interpreter

@@ -32,9 +32,22 @@ def say_quiet(lines: bytes) -> None:
     path = quiet_path(git_dir, os.getppid())
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
+        _sweep(os.path.dirname(path))
         temporary = f"{path}.tmp"
         with open(temporary, "wb") as handle:
             handle.write(lines)
         os.replace(temporary, path)
     except OSError:
         pass
+
+
+def _sweep(folder: str) -> None:
+    """Remove the words earlier pushes used (post-receive empties what it read), so
+    the folder holds only pushes still running."""
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            try:
+                if entry.is_file(follow_symlinks=False) and entry.stat().st_size == 0:
+                    os.unlink(entry.path)
+            except OSError:
+                continue

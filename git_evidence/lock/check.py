@@ -8,7 +8,15 @@ from collections.abc import Callable
 from git_evidence.core.facts import Drift, LockFacts, LockRef
 from git_evidence.core.oids import Oid
 from git_evidence.lock.record import Lock, LockInvalid, parse_note, pin_digest
-from git_evidence.lock.store import LockCache, lock_in_force, own_notes, previous_lock, read_lock
+from git_evidence.lock.store import (
+    LONG,
+    LockCache,
+    first_parent_line,
+    lock_in_force,
+    own_notes,
+    previous_lock,
+    read_lock,
+)
 from git_evidence.lock.walk import tree_ids
 from git_evidence.plumbing.batch import CatFile
 from git_evidence.plumbing.git import Git
@@ -42,6 +50,11 @@ def lock_facts(
     base_trees = tree_ids(roots, hits[: len(roots)])
     new_trees = tree_ids(roots, hits[len(roots) :])
 
+    if notes.get(base) is None and notes_known and new != base:
+        # The lock in force is further down the first-parent line: list it from the
+        # tip once, so that the walk a push's post-receive question makes reads the
+        # same listing.
+        first_parent_line(git, new, LONG)
     found = lock_in_force(git, policy.notes_ref, base, notes.get(base), any_notes=notes_known)
     summary = cache.get(found.blob) if found is not None else None
     lock: Lock | None = None

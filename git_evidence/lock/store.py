@@ -67,24 +67,43 @@ def near_lock(git: Git, notes_ref: str, rev: str) -> LockRef | None:
     return _nearest(git, notes_ref, _first_parent_ids(git, rev))
 
 
-# The NEAR first-parent ids of a revision, per repository and process: pre-receive asks
-# for the same line twice (the lock check, then whether post-receive has a pin to
-# write). Keyed by the revision as given: a commit id (``<id>^``) names one line.
-_LINES: dict[tuple[str, str | None, str], list[Oid]] = {}
+# A listing from a pushed tip long enough for a push of up to 65 commits and the NEAR
+# commits before it: the lock check, the nearest pin and post-receive's walk all read
+# it (``first_parent_line``).
+LONG = NEAR + 66
+# The first-parent listings this process made, per repository: a commit id names its
+# first-parent line for good, so a later question about a commit on one is answered
+# from it.
+_LINES: dict[tuple[str, str | None], list[tuple[list[Oid], int]]] = {}
+
+
+def first_parent_line(git: Git, rev: str, count: int) -> list[Oid]:
+    """``rev`` (a commit id, or ``<id>^``) and its first-parent ancestors, nearest
+    first, at most ``count``: from a listing made before in this process when one holds
+    them all (or reached the root), else one ``rev-list``."""
+    target, skip = (rev[:-1], 1) if rev.endswith("^") else (rev, 0)
+    if not is_oid(target):
+        return git.first_parent_ids(rev, count)
+    known = _LINES.setdefault((git.cwd or os.getcwd(), os.environ.get("GIT_DIR")), [])
+    for line, asked in known:
+        if target in line:
+            at = line.index(Oid(target)) + skip
+            if len(line) - at >= count or len(line) < asked:
+                return line[at : at + count]
+    line = git.first_parent_ids(target, count + skip)
+    known.append((line, count + skip))
+    return line[skip:]
 
 
 def _first_parent_ids(git: Git, rev: str) -> list[Oid]:
-    key = (git.cwd or os.getcwd(), os.environ.get("GIT_DIR"), rev)
-    line = _LINES.get(key)
-    if line is None:
-        line = git.first_parent_ids(rev, NEAR)
-        if is_oid(rev.removesuffix("^")):
-            _LINES[key] = line
-    return line
+    return first_parent_line(git, rev, NEAR)
 
 
 def _nearest(git: Git, notes_ref: str, near: Sequence[Oid]) -> LockRef | None:
-    for group in (near[:FIRST], near[FIRST:]):
+    # Groups of at most 2 * FIRST commits (three note paths each): within a read-only
+    # command each is a question to its one open batch-check, not a process.
+    groups = [near[:FIRST]] + [near[i : i + 2 * FIRST] for i in range(FIRST, len(near), 2 * FIRST)]
+    for group in groups:
         if not group:
             break
         own, _ = own_notes(git, notes_ref, group)

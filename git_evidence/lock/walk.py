@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple, cast
 
 from git_evidence.core.facts import LockRef
-from git_evidence.core.oids import Oid
-from git_evidence.lock.store import LockCache, near_lock, own_notes
+from git_evidence.core.oids import Oid, is_oid
+from git_evidence.lock.store import LONG, LockCache, first_parent_line, near_lock, own_notes
 from git_evidence.plumbing import batch
 from git_evidence.plumbing.git import Git
 from git_evidence.policy.schema import POLICY_FILE
@@ -59,14 +59,18 @@ def first_parent_walk(
     pushed branch's last tip), the notes of the commits kept and the notes ref: a
     20,000-commit product push costs two walks, not 20,000 lookups per root. A push of
     one or two first-parent commits keeps both whatever they change: one walk."""
-    every = git.out(
-        "rev-list", "--first-parent", "--reverse", "--parents", tip, "--not", *exclude, "--"
-    )
-    rows = [line.decode().split() for line in every.splitlines() if line]
-    commits = cast("list[Oid]", [row[0] for row in rows])
+    listed = _from_line(git, tip, exclude)
+    if listed is None:
+        every = git.out(
+            "rev-list", "--first-parent", "--reverse", "--parents", tip, "--not", *exclude, "--"
+        )
+        rows = [line.decode().split() for line in every.splitlines() if line]
+        commits = cast("list[Oid]", [row[0] for row in rows])
+        before = cast("Oid", rows[0][1]) if rows and len(rows[0]) > 1 else None
+    else:
+        commits, before = listed
     if not commits:
         return Walk([], None, None, {}, None)
-    before = cast("Oid", rows[0][1]) if len(rows[0]) > 1 else None
     changed: set[str] = set()
     if roots and len(commits) > 2:
         out = git.out("rev-list", "--first-parent", tip, "--not", *exclude, "--", *roots)
@@ -84,6 +88,19 @@ def first_parent_walk(
     notes_tip = ref[0] if ref is not None else None
     before_note = own.get(before) if before is not None else None
     return Walk(pins, before, before_note, own, notes_tip)
+
+
+def _from_line(git: Git, tip: Oid, exclude: Sequence[str]) -> tuple[list[Oid], Oid] | None:
+    """The walk's commits (oldest first) and the first parent of the oldest, read from
+    ``tip``'s first-parent line when the one commit excluded is on it within LONG (a
+    fast-forward of a branch: the line the lock lookups read too), else None."""
+    if len(exclude) != 1 or not is_oid(tip) or not is_oid(exclude[0]):
+        return None
+    line = first_parent_line(git, tip, LONG)
+    if exclude[0] not in line:
+        return None
+    at = line.index(Oid(exclude[0]))
+    return list(reversed(line[:at])), line[at]
 
 
 def unmoved(git: Git, walk: Walk, roots: Sequence[str], notes_ref: str) -> bool:

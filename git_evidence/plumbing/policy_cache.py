@@ -97,16 +97,25 @@ def get(git: Git, blob: Oid, source: str) -> Policy | None:
         return None
 
 
+def entry_bytes(policy: Policy) -> bytes | None:
+    """What is kept for ``policy``: the code's signature, its plain values and its
+    digest; None when there is nothing to keep (no signature, or a value marshal
+    cannot write)."""
+    signature = _signature()
+    if not signature:
+        return None
+    try:
+        record: Any = (signature, to_plain(policy), policy.digest)
+        return marshal.dumps(record)
+    except ValueError:
+        return None
+
+
 def put(git: Git, blob: Oid, policy: Policy) -> None:
     """Keep ``policy`` (parsed from ``blob``) for the next process: best effort, a git
     directory this process cannot write keeps nothing."""
-    signature = _signature()
-    if not signature:
-        return
-    try:
-        record: Any = (signature, to_plain(policy), policy.digest)
-        data = marshal.dumps(record)
-    except ValueError:  # a value marshal cannot write: keep nothing
+    data = entry_bytes(policy)
+    if data is None:
         return
     path = _path(git, blob)
     temporary = f"{path}.{os.getpid()}.tmp"

@@ -80,10 +80,13 @@ def test_a_refusal_keeps_to_fix_and_fits_80_columns(work: Work, server: Path) ->
 # -- pre-receive's word to post-receive: no second interpreter for an ordinary push ------
 
 
-def traced_push(work: Work, tmp_path: Path, pusher: str) -> tuple[int, list[str]]:
+def traced_push(
+    work: Work, tmp_path: Path, pusher: str
+) -> tuple[subprocess.CompletedProcess[str], list[str]]:
     """Push main with GIT_TRACE on (git hands it to receive-pack and the hooks): the
     exit status and every git command run after post-receive started."""
     trace = tmp_path / "trace"
+    trace.unlink(missing_ok=True)
     result = work.push("origin", "HEAD:main", pusher=pusher, env={"GIT_TRACE": str(trace)})
     text = trace.read_text()
     after = text[text.index("hooks/post-receive") :]
@@ -92,7 +95,7 @@ def traced_push(work: Work, tmp_path: Path, pusher: str) -> tuple[int, list[str]
         for line in after.splitlines()
         if "built-in: git " in line
     ]
-    return result.returncode, [c for c in run if not c.startswith("gc --auto")]
+    return result, [c for c in run if not c.startswith("gc --auto")]
 
 
 def test_an_ordinary_push_starts_no_post_receive_interpreter(
@@ -100,11 +103,15 @@ def test_an_ordinary_push_starts_no_post_receive_interpreter(
 ) -> None:
     pin_main(work)
     work.commit("product", {"src/app.py": "v2\n"})
-    code, after = traced_push(work, tmp_path, AGENT)
-    assert code == 0
+    result, after = traced_push(work, tmp_path, AGENT)
+    assert result.returncode == 0
     assert after == []  # post-receive asked git nothing: it stopped in the shell
-    assert (server / "git-evidence" / "quiet").is_dir()
-    assert all(f.stat().st_size == 0 for f in (server / "git-evidence" / "quiet").iterdir())
+    quiet = server / "git-evidence" / "quiet"
+    assert [f.stat().st_size for f in quiet.iterdir()] == [0]  # used, then emptied
+    work.commit("product again", {"src/app.py": "v3\n"})
+    result, after = traced_push(work, tmp_path, AGENT)
+    assert (result.returncode, after) == (0, [])
+    assert [f.stat().st_size for f in quiet.iterdir()] == [0]  # the used one swept
 
 
 def test_a_push_that_changes_a_lock_root_gets_no_word_and_is_pinned(
@@ -112,8 +119,8 @@ def test_a_push_that_changes_a_lock_root_gets_no_word_and_is_pinned(
 ) -> None:
     pin_main(work)
     work.commit("new golden", GOLDEN)
-    code, after = traced_push(work, tmp_path, "alice")
-    assert code == 0
+    result, after = traced_push(work, tmp_path, "alice")
+    assert result.returncode == 0
     assert any(c.startswith("fast-import") for c in after), after
 
 
@@ -148,3 +155,20 @@ def test_a_word_left_for_other_lines_does_not_stop_the_pin(work: Work, server: P
     assert word.read_text() == ""  # used once, then emptied
     notes = git(server, "notes", "--ref=refs/notes/evidence", "list", new).stdout
     assert notes.strip()
+
+
+def test_a_long_push_leaves_the_walk_to_post_receive_and_stays_quiet(
+    work: Work, server: Path, tmp_path: Path
+) -> None:
+    """pre-receive walks a push for post-receive only when it is short (the walk of a
+    long one would eat its time budget): post-receive runs, finds nothing to pin, and
+    says nothing."""
+    pin_main(work)
+    notes = git(server, "rev-parse", "refs/notes/evidence").stdout
+    for n in range(65):
+        work.commit(f"product {n}", {"src/app.py": f"v{n}\n"})
+    result, after = traced_push(work, tmp_path, AGENT)
+    assert result.returncode == 0
+    assert relayed(result) == [], result.stderr
+    assert any(c.startswith("rev-list --first-parent") for c in after), after
+    assert git(server, "rev-parse", "refs/notes/evidence").stdout == notes

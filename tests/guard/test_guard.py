@@ -5,7 +5,6 @@ from `.claude/settings.json`, started as it starts it (bash, the event on stdin)
 from __future__ import annotations
 
 import json
-import marshal
 import os
 import re
 import shutil
@@ -731,7 +730,9 @@ def _plant(work: Work) -> str:
     planted = parse_policy(PERMISSIVE, "base:.git-evidence.toml")
     entry = work.path / ".git" / "git-evidence" / policy_cache.CACHE_DIR / blob
     entry.parent.mkdir(parents=True, exist_ok=True)
-    entry.write_bytes(marshal.dumps((policy_cache._signature(), policy_cache.to_plain(planted))))
+    data = policy_cache.entry_bytes(planted)
+    assert data is not None
+    entry.write_bytes(data)
     return rev
 
 
