@@ -33,8 +33,9 @@ KNOWN = {
     "actions/download-artifact": ("634f93cb2916e3fdff6788551b99b062d0335ce0", "v5.0.0"),
     "pypa/gh-action-pypi-publish": ("ba38be9e461d3875417946c167d0b5f3d385a247", "v1.14.1"),
     "github/codeql-action/upload-sarif": ("5d4e8d1aca955e8d8589aabd499c5cae939e33c7", "v4.31.9"),
-    # this project: the commit of the release the user chose, filled in by the release
-    "git-evidence/git-evidence": ("0" * 40, "v0.1.0"),
+    # this project: a commit of this repository that holds the action (a release's
+    # copies carry the tagged commit instead)
+    "git-evidence/git-evidence": ("136467abc100896317f43356dd656ec3523136a9", "v0.1.0"),
 }
 
 
@@ -86,6 +87,21 @@ def test_every_action_is_pinned_by_a_full_commit_with_its_version(path: Path) ->
         known = KNOWN.get(action) or KNOWN.get(action.rsplit("/", 1)[0])
         assert known is not None, f"{path.name}: {action} is not in the table of pins"
         assert (ref, f"# {known[1]}") == (known[0], rest.strip()[: len(known[1]) + 2])
+
+
+def test_the_projects_own_pin_is_a_commit_of_this_repository_holding_the_action() -> None:
+    commit = KNOWN["git-evidence/git-evidence"][0]
+    if not (PROJECT / ".git").exists():
+        pytest.skip("LOUD SKIP: not a clone of the repository: its commits cannot be read")
+    found = subprocess.run(
+        ["git", "-C", str(PROJECT), "cat-file", "-t", f"{commit}:action.yml"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert found.stdout.strip() == "blob", f"{commit} holds no action.yml: {found.stderr}"
+    gitlab = GITLAB.read_text(encoding="utf-8")
+    assert f'GIT_EVIDENCE_COMMIT: "{commit}" # v0.1.0' in gitlab
 
 
 def test_the_gitlab_template_installs_a_pinned_commit_not_an_index_name() -> None:
