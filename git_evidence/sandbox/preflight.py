@@ -230,8 +230,11 @@ def shadowing_files(space: str, roots: Sequence[str]) -> list[str]:
     return out
 
 
-# How a command that never started ends: the shell's "cannot execute" and "not found".
+# How a command that never started ends: the shell's "cannot execute" and "not found";
+# and pytest's usage error when a plugin it is asked to load does not import.
 START_FAILURES = (126, 127)
+PYTEST_USAGE = 4
+PLUGIN_MISSING = 'Error importing plugin "'
 
 
 def never_started(runs: Sequence[tuple[str, Any]]) -> None:
@@ -239,6 +242,15 @@ def never_started(runs: Sequence[tuple[str, Any]]) -> None:
     ends: exit 126 or 127, the code of a program that was not found or could not run,
     which says nothing about the candidate."""
     for prop_id, run in runs:
+        said = run.tail or ""
+        if run.code == PYTEST_USAGE and PLUGIN_MISSING in said:
+            line = next(x for x in said.splitlines() if PLUGIN_MISSING in x)
+            raise CannotStart(
+                f"property {prop_id}: seed {run.seed} run {run.run}: pytest could not load a "
+                f"plugin ({line.strip()[:300]})",
+                fix="install the plugin in the environment of the property's interpreter "
+                "(git evidence's own, with labels)",
+            )
         if run.code in START_FAILURES:
             raise CannotStart(
                 f"property {prop_id}: seed {run.seed} run {run.run} exited {run.code}, as a "

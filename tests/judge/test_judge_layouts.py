@@ -73,6 +73,15 @@ def test_a_missing_interpreter_is_undecided(runner_temp: tuple[Path, Path, Work]
     layouts.assert_undecided(result, doc, f"cannot start {gone}: not an executable file")
 
 
+def test_a_plugin_pytest_cannot_load_is_undecided(runner_temp: tuple[Path, Path, Work]) -> None:
+    _, python, repo = runner_temp
+    command = [*layouts.pytest_command(python), "-p", "no_such_plugin_here"]
+    result, doc = layouts.judge_draft(repo, command, python=python)
+    layouts.assert_undecided(
+        result, doc, 'pytest could not load a plugin (ERROR: Error importing plugin "no_such'
+    )
+
+
 def test_a_run_that_exits_127_is_undecided(runner_temp: tuple[Path, Path, Work]) -> None:
     _, _, repo = runner_temp
     result, doc = layouts.judge_draft(repo, ["sh", "-c", "exec /nowhere/python -m pytest"])
