@@ -731,7 +731,8 @@ def _plant(work: Work) -> str:
     planted = parse_policy(PERMISSIVE, "base:.git-evidence.toml")
     entry = work.path / ".git" / "git-evidence" / policy_cache.CACHE_DIR / blob
     entry.parent.mkdir(parents=True, exist_ok=True)
-    entry.write_bytes(marshal.dumps((policy_cache._signature(), policy_cache.to_plain(planted))))
+    record = (policy_cache._signature(), policy_cache.to_plain(planted), planted.digest)
+    entry.write_bytes(marshal.dumps(record))
     return rev
 
 
