@@ -20,6 +20,7 @@ from typing import Final
 from git_evidence.guard.shell_args import (
     WRAPPERS,
     after_wrapper,
+    clustered_values,
     non_options,
     option_values,
     wrapper_cwd,
@@ -255,16 +256,12 @@ def _dd(args: list[str]) -> tuple[str, list[str]]:
 
 def _output_option(how: str, *names: str) -> _Handler:
     """A tool whose option names the file it writes (``curl -o F``, ``sort -o F``,
-    ``cc -o F``): that file, in each spelling (``-oF``, ``--output=F``)."""
-    short = [n for n in names if not n.startswith("--")]
+    ``cc -o F``): that file, in each spelling (``-oF``, ``--output=F``), also at the
+    end of a cluster of short flags (``curl -sSLo F``, ``wget -qO F``)."""
+    letters = frozenset(n[1] for n in names if not n.startswith("--"))
 
     def handler(args: list[str]) -> tuple[str, list[str]]:
-        found = option_values(args, names)
-        for word in args:
-            for name in short:
-                if word.startswith(name) and len(word) > len(name) and word[1] != "-":
-                    found.append(word[len(name) :])
-        return how, found
+        return how, option_values(args, names) + clustered_values(args, letters)
 
     return handler
 

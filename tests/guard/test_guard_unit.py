@@ -505,3 +505,25 @@ def test_settings_that_do_not_parse_are_an_error_naming_the_file(text: str, says
     assert raised.value.message.startswith(f"{SOURCE}: ")
     assert says in raised.value.message
     assert raised.value.message.endswith("nothing was written")
+
+
+# -- attacks: an output option hidden at the end of a cluster of short flags -----------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "curl -sSLo tests/fixtures/a.json https://example.com/a",
+        "curl -fsSLotests/fixtures/a.json https://example.com/a",
+        "wget -qO tests/fixtures/a.json https://example.com/a",
+        "sort -uo tests/fixtures/a.json /tmp/x",
+    ],
+)
+def test_output_option_clustered_after_short_flags_is_denied(command: str) -> None:
+    found = denials(bash(command))
+    assert [d.path for d in found] == ["tests/fixtures/a.json"], command
+
+
+def test_clustered_output_option_to_elsewhere_passes() -> None:
+    assert denials(bash("curl -sSLo /tmp/a.json https://example.com/a")) == []
+    assert denials(bash("wget -qO- https://example.com/a")) == []
