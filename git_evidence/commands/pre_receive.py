@@ -48,8 +48,12 @@ def run(args: argparse.Namespace) -> Report:
         report = pipeline.decide(git, updates, policy, view, who, server_refs=refs)
         report.notes = notes + report.notes
         pipeline.show_findings(git, report, args.max_findings)
+        quiet = False
         if report.exit_code == 0 and "GIT_DIR" in os.environ:
             time_budget.PROGRESS.stage = "telling post-receive what to pin"
-            if lock_walk.push_needs_no_pin(git, updates, policy, view.notes):
-                handoff.say_quiet(lines)  # post-receive then starts no interpreter
+            quiet = lock_walk.push_needs_no_pin(git, updates, policy, view.notes)
+        if quiet:
+            handoff.say_quiet(lines)  # post-receive then starts no interpreter
+        else:
+            handoff.unsay()  # an earlier push's word under this id stands for nothing
         return report
