@@ -130,7 +130,7 @@ def push_needs_no_pin(
         return True  # post-receive pins protected refs only
     if not has_notes:
         return False  # no lock yet: post-receive pins the first
-    if not policy.source.startswith("sealed:"):
+    if policy.origin != "sealed":
         spots = [f"{rev}:{POLICY_FILE}" for u in updates for rev in (u.old, u.new)]
         hits = batch.check(git, spots)
         if any(hits[i] != hits[i + 1] for i in range(0, len(hits), 2)):
