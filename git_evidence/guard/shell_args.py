@@ -122,3 +122,35 @@ def clustered_values(args: Sequence[str], letters: frozenset[str]) -> list[str]:
         elif i + 1 < len(args):
             out.append(args[i + 1])
     return out
+
+
+def target_directory(args: Sequence[str]) -> list[str]:
+    """``-t DIR``, ``--target-directory=DIR``, ``-tDIR`` and ``-ft DIR`` (``-t`` last
+    in a cluster of flags): where ``cp``, ``mv``, ``ln`` and ``install`` write."""
+    return option_values(args, ("-t", "--target-directory")) + clustered_values(
+        args, frozenset("t")
+    )
+
+
+def split_string(args: Sequence[str]) -> list[str]:
+    """The words of ``env -S STRING`` (``--split-string=STRING``, ``-SSTRING``): env
+    splits the string into the command it runs, before the words after it."""
+    import shlex
+
+    found: list[str] = []
+    for i, word in enumerate(args):
+        if word == "--" or not word.startswith("-"):
+            break
+        if word in ("-S", "--split-string") and i + 1 < len(args):
+            found.append(args[i + 1])
+        elif word.startswith("--split-string="):
+            found.append(word[len("--split-string=") :])
+        elif word.startswith("-S") and len(word) > 2:
+            found.append(word[2:])
+    words: list[str] = []
+    for text in found:
+        try:
+            words += shlex.split(text)
+        except ValueError:
+            words += text.split()
+    return words

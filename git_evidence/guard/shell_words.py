@@ -113,6 +113,13 @@ def _lex(text: str, variables: Variables) -> tuple[list[_Token], list[str]]:
         elif (c == "$" and text[i + 1 : i + 2] == "(") or c == "`":
             i = _substituted(text, i, word, inner)
             started = True
+        elif c in "<>" and text[i + 1 : i + 2] == "(":
+            # a process substitution, `>(cmd)`: a word (a path to a pipe) whose
+            # command is read in turn, never a redirection eating the next word
+            body, i = _substitution(text, i)
+            inner.append(body)
+            word.append("$(…)")
+            started = True
         elif c == "$" and (known := _variable(text, i + 1, variables)) is not None:
             word.append(known[0])
             started = True

@@ -10,7 +10,6 @@ the one that holds."""
 
 from __future__ import annotations
 
-import functools
 import itertools
 import posixpath
 import re
@@ -23,8 +22,11 @@ from git_evidence.guard.shell_args import (
     clustered_values,
     non_options,
     option_values,
+    split_string,
+    target_directory,
     wrapper_cwd,
 )
+from git_evidence.guard.shell_code import INTERPRETER, code_patterns, inline_code
 from git_evidence.guard.shell_git import Written, git_writes
 from git_evidence.guard.shell_words import Variables, expand, parse
 
@@ -57,7 +59,6 @@ def written_paths(
 _VARIABLES: Variables = {}  # the outermost call's, for the commands read inside it
 
 
-_INTERPRETER = r"(?:python|pypy)[0-9.]*"  # matched through re's cache: compiled on first use
 _SHELLS: Final = frozenset({"sh", "bash", "dash", "zsh", "ksh", "ash"})
 
 
@@ -72,6 +73,8 @@ def _command(words: Sequence[str], stdin: str | None, cwd: str, depth: int) -> l
             if moved is not None:
                 cwd = posixpath.join(cwd, moved) if cwd else moved
             rest = after_wrapper(name, words[1:])
+            if name == "env":  # `env -S 'CMD ARGS'`: the string is split into words
+                rest = split_string(words[1:]) + rest
             if name == "xargs" and stdin is not None:  # the words it reads become operands
                 rest = _xargs(words[1:], rest, stdin)
                 stdin = None
@@ -91,10 +94,10 @@ def _command(words: Sequence[str], stdin: str | None, cwd: str, depth: int) -> l
         return _find(args, cwd, depth)
     if name == "git":
         return git_writes(args, cwd)
-    if re.fullmatch(_INTERPRETER, name) and args[:2] == ["-m", "git_evidence"]:
+    if re.fullmatch(INTERPRETER, name) and args[:2] == ["-m", "git_evidence"]:
         return git_writes(["evidence", *args[2:]], cwd)
-    if re.fullmatch(_INTERPRETER, name) or name in ("node", "nodejs", "deno", "bun"):
-        code, how = _inline_code(args, name), f"{name} {'-c' if name.startswith('p') else '-e'}"
+    if re.fullmatch(INTERPRETER, name) or name in ("node", "nodejs", "deno", "bun"):
+        code, how = inline_code(args, name), f"{name} {'-c' if name.startswith('p') else '-e'}"
         if code is None and stdin is not None and non_options(args, frozenset()) in ([], ["-"]):
             code, how = stdin, f"{name} <<"  # `python - <<EOF`
         return _code_writes(code, how, cwd, depth) if code is not None else []
@@ -135,24 +138,25 @@ def _all(takes_value: frozenset[str] = frozenset()) -> _Handler:
     return lambda args: ("", non_options(args, takes_value))
 
 
-def _destination(takes_value: frozenset[str]) -> _Handler:
-    """The last operand, or ``-t DIR`` (``cp``, ``install``, ``rsync``)."""
+def _destination(takes_value: frozenset[str], target_option: bool = True) -> _Handler:
+    """The last operand, or ``-t DIR`` (``cp``, ``install``; rsync's ``-t`` keeps
+    times: its destination is its last operand)."""
 
     def handler(args: list[str]) -> tuple[str, list[str]]:
-        target = option_values(args, ("-t", "--target-directory"))
-        operands = non_options(args, takes_value | {"-t"})
+        target = target_directory(args) if target_option else []
+        operands = non_options(args, takes_value | ({"-t"} if target_option else set()))
         return "", target or (operands[-1:] if len(operands) > 1 else [])
 
     return handler
 
 
 def _mv(args: list[str]) -> tuple[str, list[str]]:
-    target = option_values(args, ("-t", "--target-directory"))
+    target = target_directory(args)
     return "", non_options(args, frozenset({"-t", "-S"})) + target
 
 
 def _ln(args: list[str]) -> tuple[str, list[str]]:
-    target = option_values(args, ("-t", "--target-directory"))
+    target = target_directory(args)
     operands = non_options(args, frozenset({"-t", "-S"}))
     if target:
         return "", target
@@ -283,7 +287,7 @@ _HANDLERS: Final[dict[str, _Handler]] = {
     "mv": _mv,
     "cp": _destination(frozenset({"-S", "--suffix"})),
     "install": _destination(frozenset({"-m", "-o", "-g", "-S", "--mode", "--owner", "--group"})),
-    "rsync": _destination(frozenset({"-e", "--rsh", "--exclude", "--include", "-f"})),
+    "rsync": _destination(frozenset({"-e", "--rsh", "--exclude", "--include", "-f"}), False),
     "ln": _ln,
     "chmod": _chmod,
     "sed": _sed,
@@ -337,49 +341,8 @@ def _find(args: list[str], cwd: str, depth: int) -> list[Written]:
     return found
 
 
-def _inline_code(args: list[str], name: str) -> str | None:
-    """The program given on the command line (``python -c``, ``node -e``/``--eval``)."""
-    flags = ("-c",) if re.fullmatch(_INTERPRETER, name) else ("-e", "--eval", "-p", "--print")
-    for i, word in enumerate(args):
-        if word in flags:
-            return args[i + 1] if i + 1 < len(args) else None
-        if word.startswith("-c") and len(word) > 2 and flags == ("-c",):
-            return word[2:]
-        if not word.startswith("-"):
-            return None  # a script: not read
-    return None
-
-
-# Inline code "writes" when it holds one of these; then every path it names is judged.
-# Coarse on purpose: a program that writes anything and names evidence is denied.
-_WRITES_IN_CODE: Final = (
-    r"open\s*\([^()]*?,\s*(?:mode\s*=\s*)?[rbtU]*['\"][rbtU]*[wax+]"  # open(p, 'w')
-    r"|\.open\s*\(\s*(?:mode\s*=\s*)?['\"][rbt]*[wax+]"  # Path(p).open('w')
-    r"|\bopen\s*\(?\s*(?:my\s+)?[$\w*]+\s*,\s*['\"]\s*(?:\+?[<>]|>>|\|)"  # perl open(FH, '>', p)
-    r"|['\"]\s*(?:>>?|\+<)\s*[\w./~]"  # perl's two-argument open(FH, ">p")
-    r"|\b(?:os|shutil|fs|FileUtils|File|IO|Files)\s*\.\s*(?!path\b|environ\b|getcwd\b)\w+"
-    r"|\.(?:write_text|write_bytes|unlink|rmdir|touch|chmod|rename|symlink_to|hardlink_to)\s*\("
-    r"|\b(?:subprocess|Popen|system|exec\w*|spawn\w*|child_process|unlink|rename|truncate"
-    r"|chmod|symlink|writeFile\w*|appendFile\w*|createWriteStream|rmSync|rmdirSync)\b"
-    # node's fs calls that write, in their Sync and promise forms
-    r"|\b(?:unlink|rename|copyFile|cp|symlink|link|truncate|chmod|chown|utimes|rm|rmdir"
-    r"|mkdir|writeFile|appendFile|open|mkdtemp)Sync\b|\bfs\s*\.\s*promises\b"
-    r"|\brequire\s*\(\s*['\"](?:node:)?fs(?:/promises)?['\"]\s*\)\s*\.\s*(?!read|exists|stat)\w+"
-    r"|`|\bqx"
-)
-_LITERAL: Final = "('''|\"\"\"|'|\"|`)((?:\\\\.|(?!\\1).)*?)\\1"  # a quoted string
-_RUNS_COMMANDS: Final = r"\b(?:subprocess|Popen|system|exec\w*|spawn\w*|child_process)\b|`"
-
-
-@functools.cache
-def _code_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
-    """Compiled when inline code is first read: most commands have none, and the
-    guard's start is paid on every tool call."""
-    return re.compile(_WRITES_IN_CODE), re.compile(_LITERAL, re.S), re.compile(_RUNS_COMMANDS)
-
-
 def _code_writes(code: str, how: str, cwd: str, depth: int) -> list[Written]:
-    writes, literals, runs = _code_patterns()
+    writes, literals, runs = code_patterns()
     if depth > _MAX_DEPTH or not writes.search(code):
         return []
     found: list[Written] = []
