@@ -158,6 +158,13 @@ def _mv(args: list[str]) -> tuple[str, list[str]]:
 def _ln(args: list[str]) -> tuple[str, list[str]]:
     target = target_directory(args)
     operands = non_options(args, frozenset({"-t", "-S"}))
+    flags = "".join(w[1:] for w in args if w.startswith("-") and not w.startswith("--"))
+    if "s" not in flags and "--symbolic" not in args and operands:
+        # a hard link is a second name for its source: a protected file made writable
+        many = target or len(operands) > 1
+        sources = operands if target or not many else operands[:-1]
+        made = target or (operands[-1:] if many else [posixpath.basename(operands[0])])
+        return "", [*sources, *made]
     if target:
         return "", target
     if len(operands) == 1:  # `ln -s ../x`: the link is made here, named as its target

@@ -610,3 +610,19 @@ def test_inline_code_reaching_a_writing_call_indirectly_is_denied(command: str) 
 )
 def test_reading_through_the_same_forms_passes(command: str) -> None:
     assert denials(bash(command)) == [], command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "ln tests/fixtures/a.json src/data.json",
+        "ln -f tests/fixtures/a.json src/",
+        "ln -t src tests/fixtures/a.json",
+    ],
+)
+def test_hard_link_making_a_fixture_writable_elsewhere_is_denied(command: str) -> None:
+    assert "tests/fixtures/a.json" in [d.path for d in denials(bash(command))], command
+
+
+def test_symbolic_link_to_a_fixture_reads_it_and_passes() -> None:
+    assert denials(bash("ln -s ../tests/fixtures/a.json src/view.json")) == []
