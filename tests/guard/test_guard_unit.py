@@ -626,3 +626,28 @@ def test_hard_link_making_a_fixture_writable_elsewhere_is_denied(command: str) -
 
 def test_symbolic_link_to_a_fixture_reads_it_and_passes() -> None:
     assert denials(bash("ln -s ../tests/fixtures/a.json src/view.json")) == []
+
+
+# -- attacks: a `cd` that comes back, or that never moved the command after it ---------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cd /tmp && cd - && rm tests/fixtures/a.json",
+        "cd /tmp; cd ~-; rm tests/fixtures/a.json",
+        'cd /tmp && cd "$OLDPWD" && rm tests/fixtures/a.json',
+        "pushd /tmp && popd && rm tests/fixtures/a.json",
+        'cd /tmp && cd "$(git rev-parse --show-toplevel)" && rm tests/fixtures/a.json',
+        "cd /tmp || rm tests/fixtures/a.json",
+        "cd /tmp | rm tests/fixtures/a.json",
+        "cd /tmp & rm tests/fixtures/a.json",
+    ],
+)
+def test_a_cd_that_leaves_the_command_in_the_project_is_followed(command: str) -> None:
+    assert [d.path for d in denials(bash(command))] == ["tests/fixtures/a.json"], command
+
+
+def test_a_cd_that_moves_the_command_out_still_passes() -> None:
+    assert denials(bash("cd /tmp && rm tests/fixtures/a.json")) == []
+    assert denials(bash("cd /tmp && cd - && cd /tmp && rm tests/fixtures/a.json")) == []
