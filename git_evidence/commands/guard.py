@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from git_evidence.core.errors import GitError, UsageError
 from git_evidence.guard import tool_calls
+from git_evidence.guard.hard_links import other_names
 from git_evidence.guard.tool_calls import Denial, Target
 from git_evidence.terminal import console
 
@@ -367,7 +368,8 @@ def _relative(real: str, top: str) -> str | None:
 def _in_tree(written: list[tuple[Target, str]], top: str | None) -> list[tuple[Target, str]]:
     if top is None:
         return []
-    return [(t, r) for t, real in written if (r := _relative(real, top)) is not None]
+    inside = [(t, r) for t, real in written if (r := _relative(real, top)) is not None]
+    return inside + other_names(inside, top)
 
 
 def _globbed(target: Target, cwd: str) -> list[Target]:

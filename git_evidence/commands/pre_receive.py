@@ -54,8 +54,12 @@ def run(args: argparse.Namespace) -> Report:
         pipeline.show_findings(git, report, args.max_findings)
         # A long push leaves its walk to post-receive, outside the time budget.
         short = all(len(d.facts.commits) <= HANDOFF_COMMITS for d in report.decisions)
+        quiet = False
         if report.exit_code == 0 and short and "GIT_DIR" in os.environ:
             time_budget.PROGRESS.stage = "telling post-receive what to pin"
-            if lock_walk.push_needs_no_pin(git, updates, policy, view.notes):
-                handoff.say_quiet(lines)  # post-receive then starts no interpreter
+            quiet = lock_walk.push_needs_no_pin(git, updates, policy, view.notes)
+        if quiet:
+            handoff.say_quiet(lines)  # post-receive then starts no interpreter
+        else:
+            handoff.unsay()  # an earlier push's word under this id stands for nothing
         return report

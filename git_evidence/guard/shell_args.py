@@ -101,3 +101,56 @@ def option_values(args: Sequence[str], names: Sequence[str]) -> list[str]:
             elif name.startswith("--") and word.startswith(name + "="):
                 out.append(word[len(name) + 1 :])
     return out
+
+
+def clustered_values(args: Sequence[str], letters: frozenset[str]) -> list[str]:
+    """Values of short options ``letters`` given in a word of their own or at the end
+    of a cluster of short flags: ``-oF``, ``-sSLo F``, ``-qOF``. The first such letter
+    of a word takes the rest of the word as its value, or the next word when it ends
+    the word."""
+    out = []
+    for i, word in enumerate(args):
+        if word == "--":
+            break
+        if len(word) < 2 or word[0] != "-" or word[1] == "-":
+            continue
+        at = next((j for j, c in enumerate(word) if j and c in letters), None)
+        if at is None or (at == 1 and len(word) == 2):
+            continue  # none, or the plain option: ``option_values`` reads it
+        if at + 1 < len(word):
+            out.append(word[at + 1 :])
+        elif i + 1 < len(args):
+            out.append(args[i + 1])
+    return out
+
+
+def target_directory(args: Sequence[str]) -> list[str]:
+    """``-t DIR``, ``--target-directory=DIR``, ``-tDIR`` and ``-ft DIR`` (``-t`` last
+    in a cluster of flags): where ``cp``, ``mv``, ``ln`` and ``install`` write."""
+    return option_values(args, ("-t", "--target-directory")) + clustered_values(
+        args, frozenset("t")
+    )
+
+
+def split_string(args: Sequence[str]) -> list[str]:
+    """The words of ``env -S STRING`` (``--split-string=STRING``, ``-SSTRING``): env
+    splits the string into the command it runs, before the words after it."""
+    import shlex
+
+    found: list[str] = []
+    for i, word in enumerate(args):
+        if word == "--" or not word.startswith("-"):
+            break
+        if word in ("-S", "--split-string") and i + 1 < len(args):
+            found.append(args[i + 1])
+        elif word.startswith("--split-string="):
+            found.append(word[len("--split-string=") :])
+        elif word.startswith("-S") and len(word) > 2:
+            found.append(word[2:])
+    words: list[str] = []
+    for text in found:
+        try:
+            words += shlex.split(text)
+        except ValueError:
+            words += text.split()
+    return words

@@ -4,7 +4,8 @@ commands that rewrite it (``clean``, ``checkout -f``, ``switch -f``, ``read-tree
 ``reset --hard``) and a new tree's directory (``worktree add``); and the commands that
 change what guards the session rather than a file (``git config`` of the policy's and
 the hooks' keys, ``update-ref``, a writing ``symbolic-ref``, ``git evidence
-install``). Pure: words in, paths as written out."""
+install``; a writing ``git notes``, ``git evidence lock`` and ``freeze add``, which
+write the lock's and the ledger's records). Pure: words in, paths as written out."""
 
 from __future__ import annotations
 
@@ -87,6 +88,10 @@ _CONFIG_READS: Final = frozenset(
 _CONFIG_VALUES: Final = frozenset({"-f", "--file", "--blob", "--type", "--default", "--comment"})
 
 
+_NOTES_VALUES: Final = frozenset({"--ref"})
+_NOTES_WRITES: Final = frozenset({"add", "append", "copy", "edit", "merge", "remove", "prune"})
+
+
 def _git_control(verb: str, rest: list[str]) -> str | None:
     """What a git command changes of the guard's or the hooks' own control, or None:
     ``update-ref``, a ``symbolic-ref`` that writes, ``git config`` writing a key of
@@ -98,6 +103,14 @@ def _git_control(verb: str, rest: list[str]) -> str | None:
         return "git symbolic-ref"
     if verb == "evidence" and "install" in rest[:3]:
         return "git evidence install"
+    # The lock and the freeze ledger are written by their writers, never the agent:
+    # a note on the notes ref, `lock` (which writes one), `freeze add` (the ledger).
+    if verb == "evidence" and "lock" in rest[:3]:
+        return "git evidence lock"
+    if verb == "evidence" and "freeze" in rest[:3] and "add" in rest[:4]:
+        return "git evidence freeze add"
+    if verb == "notes" and set(non_options(rest, _NOTES_VALUES)[:1]) & _NOTES_WRITES:
+        return "git notes"
     if verb != "config":
         return None
     words = list(rest)

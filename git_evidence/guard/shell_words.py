@@ -113,6 +113,13 @@ def _lex(text: str, variables: Variables) -> tuple[list[_Token], list[str]]:
         elif (c == "$" and text[i + 1 : i + 2] == "(") or c == "`":
             i = _substituted(text, i, word, inner)
             started = True
+        elif c in "<>" and text[i + 1 : i + 2] == "(":
+            # a process substitution, `>(cmd)`: a word (a path to a pipe) whose
+            # command is read in turn, never a redirection eating the next word
+            body, i = _substitution(text, i)
+            inner.append(body)
+            word.append("$(…)")
+            started = True
         elif c == "$" and (known := _variable(text, i + 1, variables)) is not None:
             word.append(known[0])
             started = True
@@ -281,6 +288,7 @@ def _simple_commands(tokens: list[_Token], cwd: str) -> Iterator[Simple]:
     redirects: list[tuple[str, str]] = []
     stdin: str | None = None
     piped: str | None = None  # what the command before a `|` writes, when known
+    dirs = _Dirs(cwd)  # `cd -`, `pushd`/`popd`: the directories the shell remembers
     i = 0
     while True:
         token = tokens[i] if i < len(tokens) else _Token(True, ";")
@@ -289,7 +297,10 @@ def _simple_commands(tokens: list[_Token], cwd: str) -> Iterator[Simple]:
                 words = words[1:]
             if words or redirects:
                 yield Simple(words, redirects, stdin if stdin is not None else piped, cwd)
-                cwd = _after_cd(words, cwd)
+                # A `cd` in a pipeline or in the background runs in a subshell, and
+                # the command after `||` runs where a failed `cd` left it: not moved.
+                if token.text not in ("|", "|&", "&", "||"):
+                    cwd = dirs.after(words, cwd)
             piped = _printed(words) if token.text in ("|", "|&") and not redirects else None
             words, redirects, stdin = [], [], None
             if token.text == "(":
@@ -331,15 +342,39 @@ def _printed(words: list[str]) -> str | None:
     return "\n".join(args[1:]) if len(args) > 1 else (args[0] if args else "")
 
 
-def _after_cd(words: list[str], cwd: str) -> str:
-    if not words or words[0] not in ("cd", "pushd"):
-        return cwd
-    args = [w for w in words[1:] if w not in ("-P", "-L", "--")]
-    if not args:
-        return "~"
-    if len(args) > 1 or args[0] == "-":
-        return cwd
-    return posixpath.join(cwd, args[0]) if cwd else args[0]
+class _Dirs:
+    """The directory before the last ``cd`` (``cd -``, ``$OLDPWD``) and ``pushd``'s."""
+
+    def __init__(self, start: str) -> None:
+        self.start = start
+        self.previous: str | None = None
+        self.pushed: list[str] = []
+
+    def after(self, words: list[str], cwd: str) -> str:
+        if not words or words[0] not in ("cd", "pushd", "popd"):
+            return cwd
+        args = [w for w in words[1:] if w not in ("-P", "-L", "-e", "-@", "--")]
+        if words[0] == "popd":
+            if args or not self.pushed:
+                return cwd
+            self.previous, back = cwd, self.pushed.pop()
+            return back
+        if not args:
+            to = "~"
+        elif len(args) > 1:
+            return cwd
+        elif args[0] in ("-", "~-", "$OLDPWD", "${OLDPWD}"):
+            if self.previous is None:
+                return cwd  # the shell's own previous directory: not known
+            to = self.previous
+        elif "$" in args[0] or "`" in args[0]:  # computed (`cd "$(git rev-parse …)"`):
+            to = self.start  # judged where the command started, the project as a rule
+        else:
+            to = posixpath.join(cwd, args[0]) if cwd else args[0]
+        if words[0] == "pushd":
+            self.pushed.append(cwd)
+        self.previous = cwd
+        return to
 
 
 def expand(word: str) -> list[str]:

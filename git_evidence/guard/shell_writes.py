@@ -10,7 +10,6 @@ the one that holds."""
 
 from __future__ import annotations
 
-import functools
 import itertools
 import posixpath
 import re
@@ -20,10 +19,14 @@ from typing import Final
 from git_evidence.guard.shell_args import (
     WRAPPERS,
     after_wrapper,
+    clustered_values,
     non_options,
     option_values,
+    split_string,
+    target_directory,
     wrapper_cwd,
 )
+from git_evidence.guard.shell_code import INTERPRETER, code_patterns, inline_code
 from git_evidence.guard.shell_git import Written, git_writes
 from git_evidence.guard.shell_words import Variables, expand, parse
 
@@ -56,7 +59,6 @@ def written_paths(
 _VARIABLES: Variables = {}  # the outermost call's, for the commands read inside it
 
 
-_INTERPRETER = r"(?:python|pypy)[0-9.]*"  # matched through re's cache: compiled on first use
 _SHELLS: Final = frozenset({"sh", "bash", "dash", "zsh", "ksh", "ash"})
 
 
@@ -71,6 +73,8 @@ def _command(words: Sequence[str], stdin: str | None, cwd: str, depth: int) -> l
             if moved is not None:
                 cwd = posixpath.join(cwd, moved) if cwd else moved
             rest = after_wrapper(name, words[1:])
+            if name == "env":  # `env -S 'CMD ARGS'`: the string is split into words
+                rest = split_string(words[1:]) + rest
             if name == "xargs" and stdin is not None:  # the words it reads become operands
                 rest = _xargs(words[1:], rest, stdin)
                 stdin = None
@@ -90,10 +94,10 @@ def _command(words: Sequence[str], stdin: str | None, cwd: str, depth: int) -> l
         return _find(args, cwd, depth)
     if name == "git":
         return git_writes(args, cwd)
-    if re.fullmatch(_INTERPRETER, name) and args[:2] == ["-m", "git_evidence"]:
+    if re.fullmatch(INTERPRETER, name) and args[:2] == ["-m", "git_evidence"]:
         return git_writes(["evidence", *args[2:]], cwd)
-    if re.fullmatch(_INTERPRETER, name) or name in ("node", "nodejs", "deno", "bun"):
-        code, how = _inline_code(args, name), f"{name} {'-c' if name.startswith('p') else '-e'}"
+    if re.fullmatch(INTERPRETER, name) or name in ("node", "nodejs", "deno", "bun"):
+        code, how = inline_code(args, name), f"{name} {'-c' if name.startswith('p') else '-e'}"
         if code is None and stdin is not None and non_options(args, frozenset()) in ([], ["-"]):
             code, how = stdin, f"{name} <<"  # `python - <<EOF`
         return _code_writes(code, how, cwd, depth) if code is not None else []
@@ -134,25 +138,33 @@ def _all(takes_value: frozenset[str] = frozenset()) -> _Handler:
     return lambda args: ("", non_options(args, takes_value))
 
 
-def _destination(takes_value: frozenset[str]) -> _Handler:
-    """The last operand, or ``-t DIR`` (``cp``, ``install``, ``rsync``)."""
+def _destination(takes_value: frozenset[str], target_option: bool = True) -> _Handler:
+    """The last operand, or ``-t DIR`` (``cp``, ``install``; rsync's ``-t`` keeps
+    times: its destination is its last operand)."""
 
     def handler(args: list[str]) -> tuple[str, list[str]]:
-        target = option_values(args, ("-t", "--target-directory"))
-        operands = non_options(args, takes_value | {"-t"})
+        target = target_directory(args) if target_option else []
+        operands = non_options(args, takes_value | ({"-t"} if target_option else set()))
         return "", target or (operands[-1:] if len(operands) > 1 else [])
 
     return handler
 
 
 def _mv(args: list[str]) -> tuple[str, list[str]]:
-    target = option_values(args, ("-t", "--target-directory"))
+    target = target_directory(args)
     return "", non_options(args, frozenset({"-t", "-S"})) + target
 
 
 def _ln(args: list[str]) -> tuple[str, list[str]]:
-    target = option_values(args, ("-t", "--target-directory"))
+    target = target_directory(args)
     operands = non_options(args, frozenset({"-t", "-S"}))
+    flags = "".join(w[1:] for w in args if w.startswith("-") and not w.startswith("--"))
+    if "s" not in flags and "--symbolic" not in args and operands:
+        # a hard link is a second name for its source: a protected file made writable
+        many = target or len(operands) > 1
+        sources = operands if target or not many else operands[:-1]
+        made = target or (operands[-1:] if many else [posixpath.basename(operands[0])])
+        return "", [*sources, *made]
     if target:
         return "", target
     if len(operands) == 1:  # `ln -s ../x`: the link is made here, named as its target
@@ -255,16 +267,12 @@ def _dd(args: list[str]) -> tuple[str, list[str]]:
 
 def _output_option(how: str, *names: str) -> _Handler:
     """A tool whose option names the file it writes (``curl -o F``, ``sort -o F``,
-    ``cc -o F``): that file, in each spelling (``-oF``, ``--output=F``)."""
-    short = [n for n in names if not n.startswith("--")]
+    ``cc -o F``): that file, in each spelling (``-oF``, ``--output=F``), also at the
+    end of a cluster of short flags (``curl -sSLo F``, ``wget -qO F``)."""
+    letters = frozenset(n[1] for n in names if not n.startswith("--"))
 
     def handler(args: list[str]) -> tuple[str, list[str]]:
-        found = option_values(args, names)
-        for word in args:
-            for name in short:
-                if word.startswith(name) and len(word) > len(name) and word[1] != "-":
-                    found.append(word[len(name) :])
-        return how, found
+        return how, option_values(args, names) + clustered_values(args, letters)
 
     return handler
 
@@ -286,7 +294,7 @@ _HANDLERS: Final[dict[str, _Handler]] = {
     "mv": _mv,
     "cp": _destination(frozenset({"-S", "--suffix"})),
     "install": _destination(frozenset({"-m", "-o", "-g", "-S", "--mode", "--owner", "--group"})),
-    "rsync": _destination(frozenset({"-e", "--rsh", "--exclude", "--include", "-f"})),
+    "rsync": _destination(frozenset({"-e", "--rsh", "--exclude", "--include", "-f"}), False),
     "ln": _ln,
     "chmod": _chmod,
     "sed": _sed,
@@ -340,49 +348,8 @@ def _find(args: list[str], cwd: str, depth: int) -> list[Written]:
     return found
 
 
-def _inline_code(args: list[str], name: str) -> str | None:
-    """The program given on the command line (``python -c``, ``node -e``/``--eval``)."""
-    flags = ("-c",) if re.fullmatch(_INTERPRETER, name) else ("-e", "--eval", "-p", "--print")
-    for i, word in enumerate(args):
-        if word in flags:
-            return args[i + 1] if i + 1 < len(args) else None
-        if word.startswith("-c") and len(word) > 2 and flags == ("-c",):
-            return word[2:]
-        if not word.startswith("-"):
-            return None  # a script: not read
-    return None
-
-
-# Inline code "writes" when it holds one of these; then every path it names is judged.
-# Coarse on purpose: a program that writes anything and names evidence is denied.
-_WRITES_IN_CODE: Final = (
-    r"open\s*\([^()]*?,\s*(?:mode\s*=\s*)?[rbtU]*['\"][rbtU]*[wax+]"  # open(p, 'w')
-    r"|\.open\s*\(\s*(?:mode\s*=\s*)?['\"][rbt]*[wax+]"  # Path(p).open('w')
-    r"|\bopen\s*\(?\s*(?:my\s+)?[$\w*]+\s*,\s*['\"]\s*(?:\+?[<>]|>>|\|)"  # perl open(FH, '>', p)
-    r"|['\"]\s*(?:>>?|\+<)\s*[\w./~]"  # perl's two-argument open(FH, ">p")
-    r"|\b(?:os|shutil|fs|FileUtils|File|IO|Files)\s*\.\s*(?!path\b|environ\b|getcwd\b)\w+"
-    r"|\.(?:write_text|write_bytes|unlink|rmdir|touch|chmod|rename|symlink_to|hardlink_to)\s*\("
-    r"|\b(?:subprocess|Popen|system|exec\w*|spawn\w*|child_process|unlink|rename|truncate"
-    r"|chmod|symlink|writeFile\w*|appendFile\w*|createWriteStream|rmSync|rmdirSync)\b"
-    # node's fs calls that write, in their Sync and promise forms
-    r"|\b(?:unlink|rename|copyFile|cp|symlink|link|truncate|chmod|chown|utimes|rm|rmdir"
-    r"|mkdir|writeFile|appendFile|open|mkdtemp)Sync\b|\bfs\s*\.\s*promises\b"
-    r"|\brequire\s*\(\s*['\"](?:node:)?fs(?:/promises)?['\"]\s*\)\s*\.\s*(?!read|exists|stat)\w+"
-    r"|`|\bqx"
-)
-_LITERAL: Final = "('''|\"\"\"|'|\"|`)((?:\\\\.|(?!\\1).)*?)\\1"  # a quoted string
-_RUNS_COMMANDS: Final = r"\b(?:subprocess|Popen|system|exec\w*|spawn\w*|child_process)\b|`"
-
-
-@functools.cache
-def _code_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
-    """Compiled when inline code is first read: most commands have none, and the
-    guard's start is paid on every tool call."""
-    return re.compile(_WRITES_IN_CODE), re.compile(_LITERAL, re.S), re.compile(_RUNS_COMMANDS)
-
-
 def _code_writes(code: str, how: str, cwd: str, depth: int) -> list[Written]:
-    writes, literals, runs = _code_patterns()
+    writes, literals, runs = code_patterns()
     if depth > _MAX_DEPTH or not writes.search(code):
         return []
     found: list[Written] = []

@@ -7,11 +7,15 @@ writes the push's exact ``<old> <new> <ref>`` lines to ``<git dir>/git-evidence/
 quiet/<pid of git receive-pack>``. The post-receive hook script (``hooks.py``) reads
 that file with shell built-ins, empties it, and exits at once when the lines git gives
 it are the same bytes; on any difference (a ref that failed to update, another push,
-a file left by a push that died) it runs post-receive as always. Only the server's own
+a file left by a push that died) it runs post-receive as always. A pre-receive that
+gives no word takes back any word at its path (``unsay``): one left by an earlier push
+whose refs never moved, under a receive-pack id this push got again, would otherwise
+stop this push's pin if its lines were the same. Only the server's own
 processes can write its git directory, the same trust as the hooks themselves."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 QUIET_DIR = "git-evidence/quiet"
@@ -51,3 +55,13 @@ def _sweep(folder: str) -> None:
                     os.unlink(entry.path)
             except OSError:
                 continue
+
+
+def unsay() -> None:
+    """Take back any word at this push's path: pre-receive found a pin is needed, or
+    refused. A word left there by an earlier push under the same receive-pack id
+    (post-receive never ran to empty it) must not stand for this push."""
+    git_dir = os.environ.get("GIT_DIR")
+    if git_dir:
+        with contextlib.suppress(OSError):
+            os.unlink(quiet_path(git_dir, os.getppid()))

@@ -172,3 +172,40 @@ def test_a_long_push_leaves_the_walk_to_post_receive_and_stays_quiet(
     assert relayed(result) == [], result.stderr
     assert any(c.startswith("rev-list --first-parent") for c in after), after
     assert git(server, "rev-parse", "refs/notes/evidence").stdout == notes
+
+
+def run_pre_receive(server: Path, lines: str) -> subprocess.CompletedProcess[str]:
+    """The installed pre-receive script, run by this process (its parent)."""
+    env = {**os.environ, "GIT_DIR": ".", "GIT_EVIDENCE_PUSHER": "alice"}
+    hook = str(server / "hooks" / "pre-receive")
+    return subprocess.run(
+        [hook], cwd=server, input=lines, env=env, capture_output=True, text=True, check=False
+    )
+
+
+def test_a_stale_word_with_the_same_lines_does_not_stop_the_pin(work: Work, server: Path) -> None:
+    """A word left by an earlier push whose refs never moved (post-receive never ran
+    to empty it), under a receive-pack id a later push gets again, with the very same
+    lines: the later push's pre-receive, which finds a pin is needed, takes it back,
+    and post-receive pins."""
+    pin_main(work)
+    old = work.head()
+    work.commit("new golden", GOLDEN)
+    new = work.head()
+    hook = server / "hooks" / "post-receive"
+    hook.rename(server / "hooks" / "post-off")
+    try:
+        assert work.push("origin", "HEAD:main", pusher="alice").returncode == 0
+    finally:
+        (server / "hooks" / "post-off").rename(hook)
+    lines = f"{old} {new} refs/heads/main\n"
+    word = server / "git-evidence" / "quiet" / str(os.getpid())
+    word.parent.mkdir(parents=True, exist_ok=True)
+    word.write_text(lines)  # the earlier push's word, same parent id, same lines
+    judged = run_pre_receive(server, lines)
+    assert judged.returncode == 0, judged.stderr
+    result = run_post_receive(server, lines)
+    assert result.returncode == 0, result.stderr
+    assert f"pinned refs/heads/main at {new[:12]}" in result.stderr
+    notes = git(server, "notes", "--ref=refs/notes/evidence", "list", new).stdout
+    assert notes.strip()

@@ -105,6 +105,19 @@ def test_symlinked_file_onto_a_golden_is_a_golden_write(work: Work) -> None:
     denied(guard(work.path, data), "evidence-untrusted", "tests/goldens/out.txt", "fixture")
 
 
+def test_hard_link_to_a_fixture_is_a_fixture_write(work: Work) -> None:
+    os.link(work.path / "tests" / "fixtures" / "a.json", work.path / "src" / "data.json")
+    data = event("Write", work.path, file_path=str(work.path / "src" / "data.json"), content="x")
+    denied(guard(work.path, data), "evidence-untrusted", "tests/fixtures/a.json", "fixture")
+    shell = event("Bash", work.path, command="echo x > src/data.json")
+    denied(guard(work.path, shell), "evidence-untrusted", "tests/fixtures/a.json", "fixture")
+
+
+def test_a_file_with_two_product_names_is_allowed(work: Work) -> None:
+    os.link(work.path / "src" / "app.py", work.path / "src" / "again.py")
+    allowed(guard(work.path, event("Write", work.path, file_path="src/again.py", content="x")))
+
+
 def test_symlink_out_of_the_repository_is_judged_where_it_leads(work: Work, tmp_path: Path) -> None:
     outside = tmp_path / "scratch"
     outside.mkdir()

@@ -121,6 +121,10 @@ def test_git_commands_that_change_the_guards_control(command: str, how: str) -> 
         "git config user.name agent",
         "git symbolic-ref HEAD",
         "git evidence check",
+        "git notes show HEAD",
+        "git notes --ref=evidence list",
+        "git evidence freeze list",
+        "git evidence show-lock",
     ],
 )
 def test_git_commands_that_only_read_the_control(command: str) -> None:

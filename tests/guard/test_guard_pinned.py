@@ -111,6 +111,21 @@ def test_the_agent_refreshing_its_own_pin_is_denied(guarded: Work, command: str)
     denied(guarded, bash(guarded, command), "git evidence install")
 
 
+@pytest.mark.parametrize(
+    ("command", "how"),
+    [
+        ("git notes --ref=evidence add -f -m forged HEAD", "git notes"),
+        ("GIT_NOTES_REF=refs/notes/evidence git notes remove HEAD", "git notes"),
+        ("git evidence lock HEAD", "git evidence lock"),
+        ("git evidence freeze add --test tests/test_app.py::test_app --runs 3", "freeze add"),
+    ],
+)
+def test_the_agent_writing_the_lock_note_or_a_freeze_is_denied(
+    guarded: Work, command: str, how: str
+) -> None:
+    denied(guarded, bash(guarded, command), how)
+
+
 def test_a_deleted_pinned_policy_fails_closed(guarded: Work, tmp_path: Path) -> None:
     (guarded.path / PIN).unlink()
     said = denied(guarded, event("Write", guarded.path, file_path="src/new.py"), "policy-error")

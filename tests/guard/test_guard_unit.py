@@ -505,3 +505,149 @@ def test_settings_that_do_not_parse_are_an_error_naming_the_file(text: str, says
     assert raised.value.message.startswith(f"{SOURCE}: ")
     assert says in raised.value.message
     assert raised.value.message.endswith("nothing was written")
+
+
+# -- attacks: an output option hidden at the end of a cluster of short flags -----------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "curl -sSLo tests/fixtures/a.json https://example.com/a",
+        "curl -fsSLotests/fixtures/a.json https://example.com/a",
+        "wget -qO tests/fixtures/a.json https://example.com/a",
+        "sort -uo tests/fixtures/a.json /tmp/x",
+    ],
+)
+def test_output_option_clustered_after_short_flags_is_denied(command: str) -> None:
+    found = denials(bash(command))
+    assert [d.path for d in found] == ["tests/fixtures/a.json"], command
+
+
+def test_clustered_output_option_to_elsewhere_passes() -> None:
+    assert denials(bash("curl -sSLo /tmp/a.json https://example.com/a")) == []
+    assert denials(bash("wget -qO- https://example.com/a")) == []
+
+
+# -- attacks: shell forms that hid a claimed write ------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "mv -ttests/fixtures src/app.py",
+        "cp -ttests/fixtures src/app.py",
+        "cp -rt tests/fixtures src/app.py",
+        "ln -st tests/fixtures /tmp/x",
+    ],
+)
+def test_target_directory_attached_or_clustered_is_denied(command: str) -> None:
+    assert [d.path for d in denials(bash(command))] == ["tests/fixtures"], command
+
+
+def test_rsync_dash_t_keeps_times_and_its_destination_is_still_judged() -> None:
+    found = denials(bash("rsync -t /tmp/x tests/fixtures/a.json"))
+    assert [d.path for d in found] == ["tests/fixtures/a.json"]
+
+
+def test_tee_past_a_process_substitution_is_denied() -> None:
+    found = denials(bash("echo x | tee >(cat) tests/fixtures/a.json"))
+    assert [d.path for d in found] == ["tests/fixtures/a.json"]
+
+
+def test_a_process_substitutions_own_command_is_read() -> None:
+    found = denials(bash("diff <(rm tests/fixtures/a.json) /dev/null"))
+    assert [d.path for d in found] == ["tests/fixtures/a.json"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "env -S 'rm tests/fixtures/a.json'",
+        "env --split-string='rm tests/fixtures/a.json'",
+        "env -S'rm -f' tests/fixtures/a.json",
+    ],
+)
+def test_env_split_string_running_a_write_is_denied(command: str) -> None:
+    assert [d.path for d in denials(bash(command))] == ["tests/fixtures/a.json"], command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python3 -Bc \"open('tests/fixtures/a.json','w')\"",
+        "python3 -Ic\"open('tests/fixtures/a.json','w')\"",
+        "python3 -W ignore -c \"open('tests/fixtures/a.json','w')\"",
+        "python3 -X dev -c \"open('tests/fixtures/a.json','w')\"",
+        "node -r fs -e \"require('fs').writeFileSync('tests/fixtures/a.json','x')\"",
+    ],
+)
+def test_inline_code_after_the_interpreters_own_options_is_read(command: str) -> None:
+    assert [d.path for d in denials(bash(command))] == ["tests/fixtures/a.json"], command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python3 -c \"__import__('os').remove('tests/fixtures/a.json')\"",
+        "python3 -c \"import importlib; importlib.import_module('os').remove("
+        "'tests/fixtures/a.json')\"",
+        "perl -MFile::Path -e 'rmtree(\"tests/fixtures/a.json\")'",
+    ],
+)
+def test_inline_code_reaching_a_writing_call_indirectly_is_denied(command: str) -> None:
+    assert [d.path for d in denials(bash(command))] == ["tests/fixtures/a.json"], command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python3 -m pytest tests/",
+        "python3 -W ignore -c \"print(open('tests/fixtures/a.json').read())\"",
+        "diff <(cat tests/fixtures/a.json) /dev/null",
+        "env -S 'cat tests/fixtures/a.json'",
+    ],
+)
+def test_reading_through_the_same_forms_passes(command: str) -> None:
+    assert denials(bash(command)) == [], command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "ln tests/fixtures/a.json src/data.json",
+        "ln -f tests/fixtures/a.json src/",
+        "ln -t src tests/fixtures/a.json",
+    ],
+)
+def test_hard_link_making_a_fixture_writable_elsewhere_is_denied(command: str) -> None:
+    assert "tests/fixtures/a.json" in [d.path for d in denials(bash(command))], command
+
+
+def test_symbolic_link_to_a_fixture_reads_it_and_passes() -> None:
+    assert denials(bash("ln -s ../tests/fixtures/a.json src/view.json")) == []
+
+
+# -- attacks: a `cd` that comes back, or that never moved the command after it ---------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cd /tmp && cd - && rm tests/fixtures/a.json",
+        "cd /tmp; cd ~-; rm tests/fixtures/a.json",
+        'cd /tmp && cd "$OLDPWD" && rm tests/fixtures/a.json',
+        "pushd /tmp && popd && rm tests/fixtures/a.json",
+        'cd /tmp && cd "$(git rev-parse --show-toplevel)" && rm tests/fixtures/a.json',
+        "cd /tmp || rm tests/fixtures/a.json",
+        "cd /tmp | rm tests/fixtures/a.json",
+        "cd /tmp & rm tests/fixtures/a.json",
+    ],
+)
+def test_a_cd_that_leaves_the_command_in_the_project_is_followed(command: str) -> None:
+    assert [d.path for d in denials(bash(command))] == ["tests/fixtures/a.json"], command
+
+
+def test_a_cd_that_moves_the_command_out_still_passes() -> None:
+    assert denials(bash("cd /tmp && rm tests/fixtures/a.json")) == []
+    assert denials(bash("cd /tmp && cd - && cd /tmp && rm tests/fixtures/a.json")) == []

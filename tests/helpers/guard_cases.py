@@ -111,6 +111,10 @@ DENIED = [
     ("curl -o tests/fixtures/a.json https://example.com/a.json", "tests/fixtures/a.json"),
     ("curl --output=tests/fixtures/a.json https://example.com/a", "tests/fixtures/a.json"),
     ("wget -O tests/fixtures/a.json https://example.com/a.json", "tests/fixtures/a.json"),
+    ("curl -sSLo tests/fixtures/a.json https://example.com/a", "tests/fixtures/a.json"),
+    ("curl -sSLotests/fixtures/a.json https://example.com/a", "tests/fixtures/a.json"),
+    ("wget -qO tests/fixtures/a.json https://example.com/a.json", "tests/fixtures/a.json"),
+    ("sort -uo tests/fixtures/a.json /tmp/x", "tests/fixtures/a.json"),
     ("sort -o tests/fixtures/a.json /tmp/x.json", "tests/fixtures/a.json"),
     # xargs fed a text the command holds
     ("xargs rm <<< 'tests/fixtures/a.json'", "tests/fixtures/a.json"),
@@ -162,6 +166,8 @@ PASSED = [
     "git log --oneline -- tests/fixtures",
     "env -C /tmp rm -rf tests",
     "curl -o /tmp/page.html https://example.com/",
+    "curl -sSLo /tmp/page.html https://example.com/",
+    "wget -qO- https://example.com/",
     "sort tests/fixtures/a.json",
     "echo src/old.py | xargs rm -f",
 ]
