@@ -52,6 +52,7 @@ MODULES = (
 # Fast and pure: no git runs in these (ordered fastest first, since -x stops early).
 TESTS = (
     "tests/core/test_closed_sets.py",  # the Literals' values: nothing else reads them at run time
+    "tests/rules/test_decide.py",
     "tests/rules/test_rules_table.py",
     "tests/core/test_paths_table.py",
     "tests/policy/test_policy_table.py",
@@ -224,6 +225,16 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "status = letters[:1]",
         "'1' -> '2'",
     ): "diff-tree runs with --no-renames: a plain row's status is one letter",
+    (
+        "rules/decide:decide",
+        "for outcome, bundle in zip(decisions, push.updates, strict=True)",
+        "'True' -> 'False'",
+    ): "the decisions are made one per update, from push.updates: the lengths always agree",
+    (
+        "core/paths:_runner_config",
+        'name = folded.rsplit("/", 1)[-1]',
+        "'1' -> '2' at 30",
+    ): "the last component is the same however many others are split off",
 }
 # A plain row's Change: its status, modes and ids, each mutated, classify the same.
 PLAIN_LINE = 'hit = (path, self.classify_change(Change("M", "", "", "", "", path)).klass)'

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from git_evidence.core import path_globs
 from git_evidence.core.links import resolve_link
 from git_evidence.core.path_globs import fold_path, glob_regex
-from git_evidence.core.paths import EVIDENCE_CLASSES, Change
+from git_evidence.core.paths import EVIDENCE_CLASSES, Change, Classifier, is_runner_config
 from git_evidence.policy.schema import Policy
 
 CLASSIFIER = Policy().classifier()
@@ -152,3 +152,34 @@ def test_an_ascii_path_folds_as_the_trailing_rule_says_with_or_without_the_short
     component: the shortcut must never change what it gives."""
     lower = text.replace("\\", "/").lower()
     assert fold_path(text) == path_globs._TRAILING.sub("", lower)
+
+
+# -- runner configuration: its reason names the file, evidence globs still win ------------
+
+
+LOADED = "runner configuration (conftest.py: loaded without being named)"
+
+
+@pytest.mark.parametrize("path", ["conftest.py", "src/pkg/conftest.py", "tests/conftest.py"])
+def test_runner_configuration_is_named_by_its_file_name_alone(path: str) -> None:
+    found = Policy().classifier().classify(path)
+    assert (found.klass, found.glob, found.reason) == ("other", None, LOADED)
+
+
+def test_a_runner_configuration_name_is_told_from_any_other() -> None:
+    assert is_runner_config("tests/conftest.py") and is_runner_config("Src/SiteCustomize.py")
+    assert not is_runner_config("src/app.py") and not is_runner_config("tests/test_x.py")
+
+
+def test_a_test_or_product_glob_does_not_make_runner_configuration_its_own() -> None:
+    """`tests/**` is test code and `src/**` product, but what they hold that a runner
+    loads unasked is `other`."""
+    classifier = Policy().classifier()
+    assert classifier.classify("tests/test_app.py").klass == "test"
+    assert classifier.classify("tests/conftest.py").klass == "other"
+    assert Classifier({"product": ["**"]}).classify("src/conftest.py").reason == LOADED
+
+
+def test_an_evidence_glob_keeps_runner_configuration_evidence() -> None:
+    found = Policy().classifier().classify("tests/fixtures/conftest.py")
+    assert found.klass == "fixture" and found.glob is not None and found.reason == ""

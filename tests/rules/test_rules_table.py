@@ -21,7 +21,14 @@ from git_evidence.policy.identity import client_identity
 from git_evidence.policy.parsing import parse_policy
 from git_evidence.policy.schema import Decision, Policy
 from git_evidence.rules.commits import decide_ref, decide_update
-from git_evidence.rules.files import decide_ledger, decide_lock, decide_notes
+from git_evidence.rules.files import (
+    QUOTA_HINTS,
+    decide_labels_file,
+    decide_ledger,
+    decide_lock,
+    decide_notes,
+    decide_policy_file,
+)
 from git_evidence.rules.findings import Finding, error_finding, worst
 from git_evidence.rules.summaries import summarize
 from git_evidence.rules.table import ALLOW, HOLD, REJECT, RULES
@@ -644,3 +651,18 @@ def test_summary_keeps_classes_tests_and_ledger_rows() -> None:
     # Only the ledger path keeps its blob ids; other ledger-class paths are evidence.
     assert got.ledger == (("M", "1" * 40, "2" * 40, "Tests/Freeze.jsonl"),)
     assert dict(got.by_class)["freeze_ledger"] == ("Tests/Freeze.jsonl", "tests/freezes/old.json")
+
+
+def test_a_file_decider_called_without_staged_speaks_of_a_push() -> None:
+    (policy_f,) = decide_policy_file(facts(), "line 1: bad", ".git-evidence.toml")
+    (labels_f,) = decide_labels_file(facts(), "line 1: bad", "tests/evidence-labels.tsv")
+    assert policy_f.commit == labels_f.commit == NEW
+    assert "stage it again" not in (policy_f.hint or "")
+    assert "push again" in (labels_f.hint or "") and "stage" not in (labels_f.hint or "")
+
+
+def test_each_quota_hint_is_a_pair_with_a_base_and_without() -> None:
+    assert {rule: len(hints) for rule, hints in QUOTA_HINTS.items()} == {
+        "ledger-rewrite": 2,
+        "ledger-entry": 2,
+    }
