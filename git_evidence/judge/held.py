@@ -37,6 +37,8 @@ def hold(
     import roots."""
     hidden = [p for p in (top, os.environ.get("HOME"), os.environ.get("XDG_RUNTIME_DIR")) if p]
     ci_folders, ci_files = ci_secrets(top, os.environ)
+    for path in policy_hidden(policy.judge.hide, os.environ):
+        (ci_folders if os.path.isdir(path) else ci_files).append(path)
     box = bwrap.prepare(
         policy.judge.sandbox,
         network=policy.judge.network,
@@ -83,6 +85,36 @@ def ci_secrets(top: str | None, environ: Mapping[str, str]) -> tuple[list[str], 
     files = [environ[name] for name in CI_STEP_FILES if environ.get(name)]
     keep = [f for f in folders if os.path.realpath(os.path.abspath(f)) != "/"]
     return list(dict.fromkeys(keep)), list(dict.fromkeys(files))
+
+
+def policy_hidden(paths: Sequence[str], environ: Mapping[str, str]) -> list[str]:
+    """``[judge].hide``, each ``$NAME`` expanded from the judge's environment; a path
+    that names an unset variable, or is not absolute once expanded, or is the root
+    directory, is left out."""
+    out = []
+    for path in paths:
+        expanded = _expand(path, environ)
+        if expanded is not None and os.path.isabs(expanded) and expanded.strip("/"):
+            out.append(os.path.normpath(expanded))
+    return out
+
+
+_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+def _expand(path: str, environ: Mapping[str, str]) -> str | None:
+    missing = False
+
+    def value(match: re.Match[str]) -> str:
+        nonlocal missing
+        name = match.group(1) or match.group(2)
+        if not environ.get(name):
+            missing = True
+            return ""
+        return environ[name]
+
+    expanded = _VARIABLE.sub(value, path)
+    return None if missing else expanded
 
 
 def plugin_paths(space: str) -> list[str]:

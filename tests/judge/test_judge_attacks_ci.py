@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from helpers.judge_attacks import armed
-from helpers.judge_repos import CI, Repo
+from helpers.judge_repos import CI, POLICY, Repo
 from helpers.repos import evidence
 
 LEAK = """
@@ -103,3 +103,22 @@ def test_freeze_add_runs_cannot_read_runner_temp(repo: Repo, outside: Path) -> N
     )
     assert "passed every run: nothing to freeze" in result.stdout, result.stdout + result.stderr
     assert "freeze-leak" not in result.stdout + result.stderr
+
+
+def test_a_run_cannot_read_the_paths_judge_hide_names(repo: Repo, outside: Path) -> None:
+    """``[judge].hide``: a folder by a ``$NAME`` of the judge's environment, a file by
+    its path."""
+    folder = _secret(outside / "vault" / "token", "policy-hidden-folder")
+    single = _secret(outside / "keys" / "deploy.pem", "policy-hidden-file")
+    policy = outside / "policy.toml"
+    hide = f'hide = ["${{VAULT_DIR}}", "{single}", "$UNSET_HERE/x"]\n'
+    policy.write_text(POLICY.replace("[judge]\n", "[judge]\n" + hide, 1))
+    code = LEAK.format(paths=[str(folder), str(single)])
+    env = {"VAULT_DIR": str(folder.parent)}
+    result, doc = armed(repo).judge(
+        "--policy", str(policy), "--", sys.executable, "-c", code, env=env
+    )
+    assert doc["class"] == "property_fail", doc["reason"]
+    record = json.dumps(doc)
+    assert "unreadable" in record
+    assert "policy-hidden" not in record + result.stdout + result.stderr
