@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from git_evidence.core.errors import EvidenceError
@@ -32,15 +32,19 @@ def hold(
     env: dict[str, str],
 ) -> runner.Held:
     """How every run is held: the sandbox the policy asks for (the repository, the
-    output files, HOME and the runtime directory hidden, what the runs need to start
-    bound back; the lock roots read-only), and the workspace's import roots."""
+    output files, HOME, the runtime directory and a CI job's secrets hidden, what the
+    runs need to start bound back; the lock roots read-only), and the workspace's
+    import roots."""
     hidden = [p for p in (top, os.environ.get("HOME"), os.environ.get("XDG_RUNTIME_DIR")) if p]
+    ci_folders, ci_files = ci_secrets(top, os.environ)
+    for path in policy_hidden(policy.judge.hide, os.environ):
+        (ci_folders if os.path.isdir(path) else ci_files).append(path)
     box = bwrap.prepare(
         policy.judge.sandbox,
         network=policy.judge.network,
-        hidden=hidden,
+        hidden=[*hidden, *ci_folders],
         sealed=repository_dirs(git),
-        hidden_files=outputs,
+        hidden_files=[*outputs, *ci_files],
         repository=[p for p in (top,) if p],
         commands=[p.command for p in props],
         readonly=[r.strip("/") for r in policy.lock_roots],
@@ -50,6 +54,67 @@ def hold(
     if box.on:
         box = box._replace(masked=tuple(plugin_paths(space)))
     return runner.Held(box, import_roots(policy, space))
+
+
+# the files GitHub Actions gives each step to write its workflow commands to
+CI_STEP_FILES = (
+    "GITHUB_ENV",
+    "GITHUB_OUTPUT",
+    "GITHUB_STEP_SUMMARY",
+    "GITHUB_PATH",
+    "GITHUB_STATE",
+)
+
+
+def ci_secrets(top: str | None, environ: Mapping[str, str]) -> tuple[list[str], list[str]]:
+    """What a CI job keeps beside the clone, outside HOME, that no run may read:
+    folders (``<clone>.tmp``, where GitLab's runner writes file-type variables and its
+    other per-job files, for the repository's top and ``$CI_PROJECT_DIR``; GitHub's
+    ``$RUNNER_TEMP`` and the folder of ``$GITHUB_EVENT_PATH``) and files (GitHub's
+    step command files, wherever they are). Paths that do not exist are left out by
+    the sandbox; the root directory is never one of them."""
+    folders: list[str] = []
+    for project in (top, environ.get("CI_PROJECT_DIR")):
+        if project:
+            for form in (os.path.abspath(project), os.path.realpath(project)):
+                folders.append(form.rstrip("/") + ".tmp")
+    if environ.get("RUNNER_TEMP"):
+        folders.append(environ["RUNNER_TEMP"])
+    if environ.get("GITHUB_EVENT_PATH"):
+        folders.append(os.path.dirname(os.path.abspath(environ["GITHUB_EVENT_PATH"])))
+    files = [environ[name] for name in CI_STEP_FILES if environ.get(name)]
+    keep = [f for f in folders if os.path.realpath(os.path.abspath(f)) != "/"]
+    return list(dict.fromkeys(keep)), list(dict.fromkeys(files))
+
+
+def policy_hidden(paths: Sequence[str], environ: Mapping[str, str]) -> list[str]:
+    """``[judge].hide``, each ``$NAME`` expanded from the judge's environment; a path
+    that names an unset variable, or is not absolute once expanded, or is the root
+    directory, is left out."""
+    out = []
+    for path in paths:
+        expanded = _expand(path, environ)
+        if expanded is not None and os.path.isabs(expanded) and expanded.strip("/"):
+            out.append(os.path.normpath(expanded))
+    return out
+
+
+_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+def _expand(path: str, environ: Mapping[str, str]) -> str | None:
+    missing = False
+
+    def value(match: re.Match[str]) -> str:
+        nonlocal missing
+        name = match.group(1) or match.group(2)
+        if not environ.get(name):
+            missing = True
+            return ""
+        return environ[name]
+
+    expanded = _VARIABLE.sub(value, path)
+    return None if missing else expanded
 
 
 def plugin_paths(space: str) -> list[str]:

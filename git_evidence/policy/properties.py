@@ -80,6 +80,9 @@ class JudgeConfig(NamedTuple):
     # variables of the judge's environment a run also sees (beyond PATH, the locale and
     # TZ): names only, their values are the judge's
     env: tuple[str, ...] = ()
+    # more paths of the judge's machine no run may read (absolute, ``$NAME`` expanded
+    # from the judge's environment when the runs are held)
+    hide: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -94,6 +97,8 @@ class JudgeConfig(NamedTuple):
             out["pythonpath"] = list(self.pythonpath)
         if self.env:
             out["env"] = list(self.env)
+        if self.hide:
+            out["hide"] = list(self.hide)
         out["properties"] = [p.as_dict() for p in self.properties]
         return out
 
@@ -161,6 +166,8 @@ def judge_section(reader: Reader, table: dict[str, Any], lock_notes_ref: str) ->
         )
     if "env" in table:
         values["env"] = _env_names(table["env"], partial(reader.fail, "judge", "env"))
+    if "hide" in table:
+        values["hide"] = _hidden_paths(table["hide"], partial(reader.fail, "judge", "hide"))
     defaults = JudgeConfig(**values)
     raw = table.get("property", [])
     if not isinstance(raw, list) or not all(isinstance(p, dict) for p in raw):
@@ -184,6 +191,24 @@ def _env_names(value: object, fail: Callable[[str], PolicyError]) -> tuple[str, 
     for name in value:
         if not _ENV_NAME.fullmatch(name):
             raise fail(f"{name!r} is not a variable name (letters, digits and _)")
+    return tuple(dict.fromkeys(value))
+
+
+MAX_HIDE = 100
+
+
+def _hidden_paths(value: object, fail: Callable[[str], PolicyError]) -> tuple[str, ...]:
+    """``[judge].hide``: absolute paths, or paths that start with ``$NAME`` or
+    ``${NAME}`` (expanded later), never the root directory."""
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise fail(f"expected a list of absolute paths, got {kind_of(value)}")
+    if len(value) > MAX_HIDE:
+        raise fail(f"expected at most {MAX_HIDE} paths, got {len(value)}")
+    for path in value:
+        if not path.startswith(("/", "$")) or "\0" in path or len(path) > 4096:
+            raise fail(f"{path!r}: expected an absolute path (or one that starts with $NAME)")
+        if not path.strip("/"):
+            raise fail(f"{path!r} is the root directory: a run needs it")
     return tuple(dict.fromkeys(value))
 
 

@@ -247,6 +247,7 @@ TABLE_KEYS: dict[str, set[str]] = {
         "network",
         "pythonpath",
         "env",
+        "hide",
         "property",
     },
     "labels": {"path", "quota_path", "retries"},

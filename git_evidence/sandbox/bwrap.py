@@ -7,13 +7,14 @@ the run's workspace read-write except its lock roots, bound read-only (and every
 directory above them inside the workspace is a mount point, so it cannot be renamed
 away and replaced); a fresh ``/tmp``, ``/dev`` and ``HOME``; ``/proc`` of the new PID
 namespace only. Hidden under an empty tmpfs: the repository's work tree and git
-directory, the real ``HOME`` and ``$XDG_RUNTIME_DIR``; covered by an empty file: the
-``--out`` and ``--log`` files (their folder stays). What the runs need to start — the
-interpreter, its virtual environment and Python installation, the git evidence package,
-every program the command line names — is bound back read-only wherever it lives, under
-a hidden folder too (``needs.py``); never anything under the git directory.
-``--die-with-parent`` and the PID namespace end every process of a run when its command
-exits.
+directory, the real ``HOME`` and ``$XDG_RUNTIME_DIR``, and the folders a CI job keeps
+its secrets in (``judge/held.py``); covered by an empty file: the ``--out`` and
+``--log`` files (their folder stays) and GitHub's step command files. What the runs
+need to start — the interpreter, its virtual environment and Python installation, the
+git evidence package, every program the command line names — is bound back read-only
+wherever it lives, under a hidden folder too (``needs.py``); never anything under the
+git directory. ``--die-with-parent`` and the PID namespace end every process of a run
+when its command exits.
 
 The options reach bwrap through a file descriptor (``--args``), so the sandbox's own
 ``/proc/1/cmdline`` names none of the hidden paths (only the command follows them)."""

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -53,3 +55,22 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def repo(tmp_path: Path, template: Path) -> Repo:
     return pinned_repo(tmp_path, template)
+
+
+# what every run gets fresh and empty anyway: a secret there proves nothing
+FRESH = ("/tmp/", "/var/tmp/", "/run/", "/var/run/", "/dev/shm/")
+
+
+@pytest.fixture
+def outside(request: pytest.FixtureRequest) -> Iterator[Path]:
+    """A folder where a CI job's secrets could be, outside HOME and outside every
+    folder a run gets fresh (the test's own temporary folders are in one): in the
+    project's pytest cache."""
+    cache = getattr(request.config, "cache", None)
+    if cache is None:  # pragma: no cover
+        pytest.skip("LOUD: no pytest cache folder to put the secrets in")
+    folder = Path(tempfile.mkdtemp(prefix="ci-secrets-", dir=cache.mkdir("judge-attacks-ci")))
+    if str(folder.resolve()).startswith(FRESH):  # pragma: no cover
+        pytest.skip(f"LOUD: {folder} is in a folder every run gets fresh")
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)

@@ -432,10 +432,14 @@ def test_a_hanging_command_times_out_and_its_processes_are_killed(
     repo: Repo, tmp_path: Path
 ) -> None:
     repo.product(APP)
-    # a sleep of its own: other tests' judgements run the policy's "hang" at once
+    # a sleep of this run's own: its duration's digits (this process, the clock) are
+    # in no other command line on the machine, whatever other judgements and suites
+    # run at once, so every process found by them is one this run started
+    marker = f"sleep 29.{os.getpid()}{time.time_ns() % 10**9:09d}"
     draft = tmp_path / "draft.toml"
     policy = (repo.path / ".git-evidence.toml").read_text()
-    draft.write_text(policy.replace("sleep 29.0417", "sleep 29.0423"))
+    draft.write_text(policy.replace("sleep 29.0417", marker))
+    assert marker in draft.read_text()
     started = time.monotonic()
     _result, doc = repo.judge("--policy", str(draft), "--property", "hang")
     assert time.monotonic() - started < 15
@@ -444,9 +448,9 @@ def test_a_hanging_command_times_out_and_its_processes_are_killed(
     # the background sleep went with its run (the kernel ends a PID namespace's
     # processes as its first one dies, a moment after: on a loaded machine, not at once)
     deadline = time.monotonic() + 3
-    while running("sleep 29.0423") and time.monotonic() < deadline:
+    while running(marker) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert running("sleep 29.0423") == []
+    assert running(marker) == []
 
 
 def test_a_command_that_cannot_start_is_undecided(repo: Repo, tmp_path: Path) -> None:

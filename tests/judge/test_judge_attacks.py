@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -364,7 +365,9 @@ def bin_dir(tmp_path: Path, fake_bwrap: str | None = None) -> str:
     folder = tmp_path / "bin"
     folder.mkdir()
     for name in ("git", "sh"):
-        (folder / name).symlink_to(Path(os.popen(f"command -v {name}").read().strip()))
+        found = shutil.which(name)
+        assert found is not None, f"no {name} on PATH"
+        (folder / name).symlink_to(Path(found))
     (folder / "python").symlink_to(sys.executable)
     if fake_bwrap is not None:
         (folder / "bwrap").write_text(fake_bwrap)

@@ -56,6 +56,32 @@ def test_venv_out_and_log_in_one_folder_accept_then_property_fail(
     assert (doc["class"], result.returncode) == ("accept", 0), doc["reason"]
 
 
+def test_venv_and_a_secret_under_runner_temp_accept_and_the_secret_stays_unreadable(
+    tmp_path: Path, outside: Path
+) -> None:
+    """As the GitHub action lays it out: the judge's venv and ``--out`` under
+    ``$RUNNER_TEMP``, which is hidden (the job's step command files are there); the
+    venv is bound back, and the workspaces, in ``$TMPDIR`` there, are the runs'."""
+    temp = outside / "_temp"
+    python = layouts.make_venv(temp / "git-evidence-venv")
+    secret = temp / "_runner_file_commands" / "set_env_1"
+    secret.parent.mkdir()
+    secret.write_text("TOKEN=runner-temp-secret\n")
+    (temp / "tmp").mkdir()  # the judge's workspaces there too
+    env = {"RUNNER_TEMP": str(temp), "GITHUB_ENV": str(secret), "TMPDIR": str(temp / "tmp")}
+    repo = layouts.make_repo(tmp_path / "work" / "repo", layouts.pytest_command(python))
+    layouts.honest(repo)
+    out = str(temp / "verdict.json")
+    result, doc = layouts.judge(repo, "--out", out, python=python, env=env)
+    assert (doc["class"], result.returncode) == ("accept", 0), (doc["reason"], doc["next"])
+    probe = f"import sys\ntry:\n    open({str(secret)!r})\nexcept OSError:\n    sys.exit(0)\n"
+    result, doc = layouts.judge_draft(
+        repo, [str(python), "-c", probe + "sys.exit(1)"], python=python, env=env
+    )
+    assert (doc["class"], result.returncode) == ("accept", 0), doc["reason"]
+    assert "runner-temp-secret" not in result.stdout + result.stderr
+
+
 def test_venv_without_the_runner_is_undecided_never_property_fail(
     runner_temp: tuple[Path, Path, Work], tmp_path: Path
 ) -> None:

@@ -91,3 +91,17 @@ def test_judge_env_refuses_what_is_not_a_variable_name() -> None:
     wrong = error('[judge]\nenv = ["GITHUB_TOKEN=x"]\n')
     assert "judge.env" in str(wrong) and "is not a variable name" in str(wrong)
     assert "expected a list of variable names" in str(error('[judge]\nenv = "CI"\n'))
+
+
+def test_judge_hide_names_more_paths_no_run_may_read() -> None:
+    policy = parse_policy(b'[judge]\nhide = ["/srv/keys", "$CI_BUILDS_DIR/x", "/srv/keys"]\n', "x")
+    assert policy.judge.hide == ("/srv/keys", "$CI_BUILDS_DIR/x")
+    assert policy.judge.as_dict()["hide"] == ["/srv/keys", "$CI_BUILDS_DIR/x"]
+    assert "hide" not in parse_policy(b"[judge]\nrepeat = 2\n", "x").judge.as_dict()
+
+
+def test_judge_hide_refuses_relative_paths_and_the_root() -> None:
+    wrong = error('[judge]\nhide = ["keys"]\n')
+    assert "judge.hide" in str(wrong) and "expected an absolute path" in str(wrong)
+    assert "the root directory" in str(error('[judge]\nhide = ["//"]\n'))
+    assert "expected a list of absolute paths" in str(error('[judge]\nhide = "/srv"\n'))
