@@ -297,7 +297,7 @@ def _in_repository(args: argparse.Namespace) -> bool:
     if where is not None and not os.path.isdir(where):
         return False
     try:
-        return Git(cwd=where).run("rev-parse", "--git-dir", ok_codes=(0, 128))[0] == 0
+        return Git(cwd=where).is_repository()
     except EvidenceError:  # git itself cannot run: the error already says so
         return True
 

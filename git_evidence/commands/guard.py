@@ -21,7 +21,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from git_evidence.core.errors import GitError, UsageError
+from git_evidence.core.errors import UsageError
 from git_evidence.guard import tool_calls
 from git_evidence.guard.hard_links import other_names
 from git_evidence.guard.tool_calls import Denial, Target
@@ -29,7 +29,6 @@ from git_evidence.terminal import console
 
 if TYPE_CHECKING:
     import argparse
-    import subprocess
 
     from git_evidence.core.oids import Oid
     from git_evidence.plumbing.git import Git
@@ -223,7 +222,7 @@ class _Ahead:
 
         self._git = Git(cwd=where)
         self._cat = CatFile(self._git)
-        self._top: subprocess.CompletedProcess[bytes] | None = None
+        self._top: str | None = None
         self._sealed: str | None = None
         self._refs: dict[str, Oid] = {}  # the refs resolve reads, those that exist
         # commit id → its policy file's blob id and bytes
@@ -245,7 +244,7 @@ class _Ahead:
     def _ask(self, which: int) -> None:
         try:
             if which == 0:
-                self._top = self._git.attempt("rev-parse", "--show-toplevel")
+                self._top = self._git.toplevel()
             elif which == 1:
                 from git_evidence.plumbing.in_force import SEALED_KEY
 
@@ -276,14 +275,9 @@ class _Ahead:
         (not a repository, a bare one). Any other failure of git is an error: nothing
         is allowed."""
         self._threads[0].join()
-        done = self._top
-        if done is None:
-            raise self._errors[0] or GitError(["git", "rev-parse"], 128, b"", b"")
-        if done.returncode == 0:
-            return os.path.realpath(os.fsdecode(done.stdout.rstrip(b"\n")))
-        if b"not a git repository" in done.stderr or b"must be run in a work tree" in done.stderr:
-            return None
-        raise GitError(list(done.args), done.returncode, done.stdout, done.stderr)
+        if self._errors[0] is not None:
+            raise self._errors[0]
+        return None if self._top is None else os.path.realpath(self._top)
 
     def policy(self, top: str) -> tuple[Policy, Git, dict[str, Oid], Oid | None]:
         """The policy in force (``in_force.resolve``), a git for ``top`` that has the

@@ -22,7 +22,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Iterator, Sequence
-from typing import NoReturn, cast
+from typing import NoReturn
 
 from git_evidence.core.errors import EXIT_ERROR, PREFIX, EvidenceError, UsageError
 from git_evidence.core.facts import CommitDiff
@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
 
 def split(args: argparse.Namespace) -> Outcome:
     git = Git()
-    if git.run("rev-parse", "--git-dir", ok_codes=(0, 128))[0] != 0:
+    if not git.is_repository():
         raise UsageError("not a git repository", fix="run it inside the repository")
     if getattr(args, "dry_run", False):
         with tempfile.TemporaryDirectory(prefix="git-evidence-split-") as scratch:
@@ -154,8 +154,7 @@ class _Splitter:
                 f"{commit[:12]} is a merge: split takes a commit with one parent (or none)",
                 fix="split the commits the merge brings, on their branch",
             )
-        ancestor = self.git.run("merge-base", "--is-ancestor", commit, tip, ok_codes=(0, 1))[0]
-        if ancestor != 0:
+        if not self.git.is_ancestor(commit, tip):
             raise UsageError(
                 f"{commit[:12]} is not on {short_ref(ref)}",
                 fix=f"check out the branch that holds it, then `git evidence split {rev}`",
@@ -190,8 +189,7 @@ class _Splitter:
     def _current(self) -> tuple[str, Oid]:
         """The ref a split moves (HEAD's branch, or HEAD when detached), and its
         commit."""
-        code, out = self.git.run("symbolic-ref", "-q", "HEAD", ok_codes=(0, 1))
-        ref = out.decode("utf-8", "surrogateescape").strip() if code == 0 else "HEAD"
+        ref = self.git.head_branch() or "HEAD"
         tip = ref_value(self.git, ref)
         if tip is None:
             raise UsageError(f"{ref} has no commit yet: nothing to split")
@@ -201,10 +199,7 @@ class _Splitter:
         """The ref a range's top names: HEAD (its branch), or a branch."""
         if top == "HEAD":
             return self._current()
-        code, out = self.git.run(
-            "rev-parse", "--symbolic-full-name", "--end-of-options", top, ok_codes=(0, 128)
-        )
-        full = out.decode("utf-8", "surrogateescape").strip() if code == 0 else ""
+        full = self.git.full_ref_name(top) or ""
         tip = ref_value(self.git, full) if full.startswith("refs/heads/") else None
         if tip is not None:
             return full, tip
@@ -228,9 +223,7 @@ class _Splitter:
 
     def _listed(self, *revs: str) -> list[tuple[Oid, list[Oid]]]:
         """``(commit, parents)`` of ``rev-list revs``, parents before children."""
-        out = self.git.text("rev-list", "--reverse", "--topo-order", "--parents", *revs, "--")
-        lines = cast("list[list[Oid]]", [line.split() for line in out.splitlines()])
-        return [(oid, parents) for oid, *parents in lines]
+        return self.git.topo_parents(*revs)
 
     def _parents(self, commit: Oid) -> list[Oid]:
         head = self.cat.read(commit).partition(b"\n\n")[0]
@@ -307,7 +300,7 @@ class _Splitter:
         the product half, a new branch takes the evidence half."""
         name = name.removeprefix("refs/heads/")
         branch = f"refs/heads/{name}"
-        if self.git.run("check-ref-format", branch, ok_codes=(0, 1))[0] != 0:
+        if not self.git.valid_ref_name(branch):
             raise UsageError(f"{name!r} is not a valid branch name")
         if ref_value(self.git, branch) is not None:
             raise UsageError(f"branch {name} exists already", fix="choose another name")
