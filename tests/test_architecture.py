@@ -26,6 +26,7 @@ PURE = (
     "rules.findings",
     "rules.summaries",
     "rules.commits",
+    "rules.range_rules",
     "rules.files",
     "rules.decide",
     "core.facts",
@@ -275,7 +276,11 @@ def test_no_import_circle_even_for_types() -> None:
 RULES_PACKAGE = "git_evidence.rules"
 # The deciders the one decide pass (rules/decide.py) calls: nothing outside the rules
 # package imports them, so every entry point's findings come from that one pass.
-DECIDERS = ("git_evidence.rules.commits", "git_evidence.rules.files")
+DECIDERS = (
+    "git_evidence.rules.commits",
+    "git_evidence.rules.range_rules",
+    "git_evidence.rules.files",
+)
 # An error that stopped a command is reported as the one finding of its JSON document
 # (`error`): cli/main.py, the one place errors are caught, makes it with the rules'
 # `error_finding`. No rule decides there, and no other module may.
