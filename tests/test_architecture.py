@@ -781,7 +781,7 @@ PACKAGE_IMPORTS: dict[str, frozenset[str]] = {
         {"core", "policy", "plumbing", "ledger", "lock", "sandbox", "plugin", "terminal"}
     ),
     "gate": frozenset({"core", "policy", "plumbing", "ledger", "lock", "rules", "judge"}),
-    "split": frozenset({"core", "policy", "plumbing", "gate"}),
+    "split": frozenset({"core", "policy", "plumbing", "rules", "gate"}),
     "init": frozenset({"core", "policy", "plumbing", "rules", "gate"}),
     "forge": frozenset({"core", "policy", "plumbing", "ledger", "rules", "judge", "gate"}),
     "cli": frozenset(
