@@ -171,3 +171,16 @@ def test_the_rules_read_no_other_rules_findings() -> None:
     for rule in (mixed_commits, mixed_range, evidence_writes, held_paths):
         assert "findings" not in rule.__code__.co_varnames, rule.__name__
     assert range_rules.__doc__ is not None and "one function a rule" in range_rules.__doc__
+
+
+def test_decide_range_asks_the_ref_whether_it_takes_proposals_unless_told() -> None:
+    evidence = [summary("tests/fixtures/a.json")]
+    topic = facts("refs/heads/topic", protected=False)
+    (asked,) = decide_range(topic, evidence, BASE_POLICY, who(AGENT))
+    assert asked.rule == "evidence-proposed"  # an unprotected branch takes proposals
+    (told,) = decide_range(topic, evidence, BASE_POLICY, who(AGENT), proposal=False)
+    assert told.rule == "evidence-untrusted"
+    (main,) = decide_range(facts(), evidence, BASE_POLICY, who(AGENT))
+    assert main.rule == "evidence-untrusted"  # a protected branch takes none
+    (told_main,) = decide_range(facts(), evidence, BASE_POLICY, who(AGENT), proposal=True)
+    assert told_main.rule == "evidence-proposed"
