@@ -770,7 +770,7 @@ PACKAGE_IMPORTS: dict[str, frozenset[str]] = {
     "policy": frozenset({"core"}),
     "terminal": frozenset({"core"}),
     "rules": frozenset({"core", "policy"}),
-    "guard": frozenset({"core", "policy"}),
+    "guard": frozenset({"core", "policy", "plumbing"}),
     "sandbox": frozenset({"core", "policy"}),
     "install": frozenset({"core", "policy"}),
     "plumbing": frozenset({"core", "policy"}),

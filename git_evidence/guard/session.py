@@ -1,18 +1,15 @@
-"""``git evidence guard``: the agent's own hook. Reads one pre-tool-use event on stdin
-(Claude Code's ``PreToolUse``, Gemini CLI's ``BeforeTool``), or judges ``--path P…``
-for any other agent's hook, and denies a write to evidence, runner configuration or
-existing test code, and any change to what guards the session (``guard/control.py``):
-exit 2 and one line on stderr, or with ``--json`` Claude Code's deny answer on stdout
-and exit 0. It allows in silence (exit 0).
+"""What a tool call of the agent's session is denied, read from the file system and
+git: the paths it writes, globs expanded as the shell would and links followed
+(``judge``); what guards the session (``guard/control.py``); the class of each path
+under the policy in force and, for a test path, whether it exists already; and
+whether a settings file's change would switch the guard off (``settings_change``).
+The impure half of the guard: the pure rules are tool_calls.py and control.py.
 
-Installed by ``git evidence install --agent``, it runs ``--pinned=DIGEST``: the policy
-is the copy pinned then (``policy/pinned.py``), read from one file, no git started
-unless whether a test file exists decides (one ``cat-file --batch-check``). Started
-without a pin (by hand, ``--path``), it reads the policy where the client hooks read
-it, with three git processes started at once (see ``_Ahead``).
-
-It runs before every tool call, so it is cheap: no argparse (``cli.hook_args``),
-nothing imported before it is needed, no git when the call writes no path."""
+Installed by ``git evidence install --agent``, the guard runs ``--pinned=DIGEST``: the
+policy is the copy pinned then (``policy/pinned.py``), read from one file, no git
+started unless whether a test file exists decides (one ``cat-file --batch-check``).
+Started without a pin (by hand, ``--path``), it reads the policy where the client
+hooks read it, with three git processes started at once (see ``_Ahead``)."""
 
 from __future__ import annotations
 
@@ -21,52 +18,29 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from git_evidence.core.errors import UsageError
 from git_evidence.guard import tool_calls
 from git_evidence.guard.hard_links import other_names
 from git_evidence.guard.tool_calls import Denial, Target
-from git_evidence.terminal import console
 
 if TYPE_CHECKING:
-    import argparse
-
     from git_evidence.core.oids import Oid
     from git_evidence.plumbing.git import Git
     from git_evidence.policy.schema import Policy
 
 GLOB_CHARS = frozenset("*?[")
-PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR")  # set by each agent for its hooks
 MAX_GLOB_MATCHES = 10_000  # a shell word's matches judged; past that, the word as written
 
 
-def run(args: argparse.Namespace) -> int:
-    as_json = bool(args.json) or args.format == "json"
-    variables = {n: os.environ[n] for n in (*PROJECT_VARS, "HOME") if os.environ.get(n)}
-    if args.paths:
-        cwd = os.getcwd()
-        found = [Target(path, "--path") for path in args.paths]
-        where = args.repo or cwd
-    else:
-        if sys.stdin.isatty():
-            raise UsageError(
-                "guard reads one hook event on stdin (an agent starts it so)",
-                fix="name the paths instead: git evidence guard --path P…",
-            )
-        event = tool_calls.parse_event(sys.stdin.buffer.read())
-        if event.tool == tool_calls.CONFIG_CHANGE:
-            return _config_change(event, args)
-        cwd = os.path.abspath(event.cwd) if event.cwd else os.getcwd()
-        found = tool_calls.targets(event, variables)
-        # The agent names the project it guards for its hooks; the agent's own `cd`
-        # (the event's cwd follows it) does not take the session out of it.
-        where = args.repo or next((os.environ[n] for n in PROJECT_VARS if os.environ.get(n)), cwd)
-    if not found:
-        return 0
+def judge(
+    found: list[Target], cwd: str, where: str, pinned: str | None
+) -> tuple[list[Denial], str]:
+    """The denials of the writes ``found`` (relative to ``cwd``) in the session of the
+    project at ``where``, under the policy pinned at install (``pinned``: its digest)
+    or, without one, where the client hooks read it; and what allowed the rest."""
     from git_evidence.guard import control
 
     files = [t for t in found if not t.control]
     written = [(t, r) for t in _globbed_all(files, cwd) if (r := _real(t, cwd)) is not None]
-    pinned = getattr(args, "pinned", None)
     denials: list[Denial]
     if not written:  # a command that changes no file (`git config …`): nothing to read
         denials, why = [], "no file written"
@@ -74,23 +48,14 @@ def run(args: argparse.Namespace) -> int:
         denials, why = _pinned(written, where, pinned)
     else:
         denials, why = _unpinned(written, where)
-    denials += control.control_denials(found)
-    if not denials:
-        if args.verbose:
-            console.say(f"guard allowed: {why}")
-        return 0
-    line = tool_calls.deny_line(denials)
-    if as_json:
-        print(tool_calls.deny_json(line))
-        return 0
-    sys.stderr.write(line + "\n")
-    return tool_calls.DENY_EXIT
+    return denials + control.control_denials(found), why
 
 
-def _config_change(event: tool_calls.Event, args: argparse.Namespace) -> int:
-    """A settings file changed during the session (Claude Code's ``ConfigChange``):
-    exit 2, which keeps the session's settings as they were, when the change would
-    switch the guard off."""
+def settings_change(
+    event: tool_calls.Event, project: str, pinned: str | None
+) -> tuple[object, str]:
+    """The settings file a ``ConfigChange`` event names, and why its change would
+    switch the guard off ("" when it would not)."""
     from git_evidence.guard.agent_settings import CLAUDE_SETTINGS, config_change, pinned_command
 
     path = event.input.get("file_path")
@@ -101,17 +66,9 @@ def _config_change(event: tool_calls.Event, args: argparse.Namespace) -> int:
                 text = handle.read()
         except (OSError, UnicodeDecodeError):
             text = None
-    project = args.repo or next((os.environ[n] for n in PROJECT_VARS if os.environ.get(n)), "")
     ours = bool(project) and isinstance(path, str) and _same_file(path, project, CLAUDE_SETTINGS)
-    command = pinned_command(args.pinned) if getattr(args, "pinned", None) else ""
-    why = config_change(event.input.get("source"), text, ours and bool(command), command)
-    if not why:
-        return 0
-    sys.stderr.write(
-        f"git-evidence: guard-control: {path or 'a settings file'}: {why}; the session keeps "
-        "its settings: a person changes them, then starts a new session\n"
-    )
-    return tool_calls.DENY_EXIT
+    command = pinned_command(pinned) if pinned else ""
+    return path, config_change(event.input.get("source"), text, ours and bool(command), command)
 
 
 def _same_file(path: str, project: str, name: str) -> bool:
