@@ -40,6 +40,7 @@ MODULES = (
     "rules/findings",
     "rules/summaries",
     "rules/commits",
+    "rules/range_rules",
     "rules/files",
     "rules/decide",
     "core/paths",
@@ -53,6 +54,7 @@ MODULES = (
 TESTS = (
     "tests/core/test_closed_sets.py",  # the Literals' values: nothing else reads them at run time
     "tests/rules/test_decide.py",
+    "tests/rules/test_range_rules.py",
     "tests/rules/test_rules_table.py",
     "tests/core/test_paths_table.py",
     "tests/policy/test_policy_table.py",
@@ -198,13 +200,13 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "'True' -> 'False'",
     ): "the parser hands on rows in (meta, path) pairs: the lengths always agree",
     (
-        "rules/commits:_listed_classes",
+        "rules/range_rules:_listed_classes",
         "if evidence and not mixed and not who.evidence_writer(policy):",
         "'and' -> 'or' at 16",
     ): "only widens which classes' paths are collected; mixed-range, the one finding that "
     "lists every class, fires only where the written condition holds",
     (
-        "rules/commits:_listed_classes",
+        "rules/range_rules:_listed_classes",
         "if evidence and not mixed and not who.evidence_writer(policy):",
         "'and' -> 'or' at 30",
     ): "only widens which classes' paths are collected; mixed-range, the one finding that "

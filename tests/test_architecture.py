@@ -26,6 +26,7 @@ PURE = (
     "rules.findings",
     "rules.summaries",
     "rules.commits",
+    "rules.range_rules",
     "rules.files",
     "rules.decide",
     "core.facts",
@@ -81,6 +82,7 @@ PURE = (
 # The modules that run git themselves (stream.py and batch.py through the ``Git`` they
 # are given); everything that imports them runs git too.
 RUN_GIT = (
+    "git_evidence.plumbing.process",
     "git_evidence.plumbing.git",
     "git_evidence.plumbing.objects",
     "git_evidence.plumbing.stream",
@@ -274,7 +276,11 @@ def test_no_import_circle_even_for_types() -> None:
 RULES_PACKAGE = "git_evidence.rules"
 # The deciders the one decide pass (rules/decide.py) calls: nothing outside the rules
 # package imports them, so every entry point's findings come from that one pass.
-DECIDERS = ("git_evidence.rules.commits", "git_evidence.rules.files")
+DECIDERS = (
+    "git_evidence.rules.commits",
+    "git_evidence.rules.range_rules",
+    "git_evidence.rules.files",
+)
 # An error that stopped a command is reported as the one finding of its JSON document
 # (`error`): cli/main.py, the one place errors are caught, makes it with the rules'
 # `error_finding`. No rule decides there, and no other module may.
@@ -552,6 +558,85 @@ def test_the_source_check_notices_a_prefix_test(tmp_path: Path) -> None:
     assert _source_prefix_tests(stray) == [2, 2]
 
 
+# The methods that run a git command given by its spelling (plumbing/process.py).
+RAW_METHODS = frozenset({"run", "out", "text", "attempt", "popen"})
+# Modules outside plumbing/ that still spell git commands, with how many times: each
+# a step to do (a named question on `Git`). The list only shrinks: a module that asks
+# by name now must leave it, and no module may join it.
+RAW_GIT_ALLOWED = {
+    # the judge's tree of a revision and its top level, beside its result's rework
+    "git_evidence.judge.judgement": 2,
+    # the CI job's fetches and the remote's address, beside the forge's own rework
+    "git_evidence.forge.ci": 2,
+    # the lock's walks, its stat check, its blob hashing, its common directory: the
+    # hooks' hot path, kept as they are while it is measured
+    "git_evidence.lock.walk": 2,
+    "git_evidence.lock.disk": 2,
+    "git_evidence.lock.store": 1,
+}
+
+
+def _raw_git_calls(path: Path) -> list[int]:
+    """The lines where ``path`` runs a git command by its spelling: ``X.run("verb", …)``
+    (or ``out``, ``text``, ``attempt``, ``popen``) on anything but ``subprocess``."""
+    return [
+        node.lineno
+        for node in ast.walk(ast.parse(path.read_bytes(), str(path)))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in RAW_METHODS
+        and ast.unparse(node.func.value) != "subprocess"
+        and bool(node.args)
+        and (
+            isinstance(node.args[0], ast.Starred)
+            or (isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str))
+        )
+    ]
+
+
+def test_git_is_asked_by_name_outside_plumbing() -> None:
+    """Outside ``plumbing/``, git is asked through ``Git``'s named questions
+    (``toplevel()``, ``head_branch()``, ``diff_trees()``, …), never by spelling a
+    command: one place knows each command's options and how its failure reads."""
+    found = {
+        name: _raw_git_calls(path)
+        for name, path in MODULES.items()
+        if not name.startswith("git_evidence.plumbing.")
+    }
+    counts = {name: len(lines) for name, lines in found.items() if lines}
+    stray = [
+        f"{MODULES[name].relative_to(PROJECT)}:{line}"
+        for name, lines in found.items()
+        if name not in RAW_GIT_ALLOWED
+        for line in lines
+    ]
+    assert not stray, "ask git by name (a method of plumbing/git.py's Git):\n" + "\n".join(stray)
+    assert counts == RAW_GIT_ALLOWED, "shrink RAW_GIT_ALLOWED to what is left"
+
+
+def test_the_raw_git_check_notices_a_spelled_command(tmp_path: Path) -> None:
+    stray = tmp_path / "stray.py"
+    stray.write_text(
+        "import subprocess\n"
+        "def f(git, args):\n"
+        "    subprocess.run(['ls'])\n"
+        "    top = git.text('rev-parse', '--show-toplevel')\n"
+        "    return git.out(*args), self.git.run('log'), found.text(), git.toplevel()\n"
+    )
+    assert _raw_git_calls(stray) == [4, 5, 5]
+
+
+def test_one_module_asks_for_the_top_level() -> None:
+    """``Git.toplevel`` alone spells ``rev-parse --show-toplevel``: one answer for a
+    bare repository (None) and one error for any other failure."""
+    asking = {
+        name
+        for name, path in MODULES.items()
+        if b"--show-toplevel" in path.read_bytes() and name not in RAW_GIT_ALLOWED
+    }
+    assert asking == {"git_evidence.plumbing.git"}, sorted(asking)
+
+
 def test_design_notes_list_every_module_once() -> None:
     rows = [
         line.split("`")[1]
@@ -685,7 +770,7 @@ PACKAGE_IMPORTS: dict[str, frozenset[str]] = {
     "policy": frozenset({"core"}),
     "terminal": frozenset({"core"}),
     "rules": frozenset({"core", "policy"}),
-    "guard": frozenset({"core", "policy"}),
+    "guard": frozenset({"core", "policy", "plumbing"}),
     "sandbox": frozenset({"core", "policy"}),
     "install": frozenset({"core", "policy"}),
     "plumbing": frozenset({"core", "policy"}),
@@ -696,7 +781,7 @@ PACKAGE_IMPORTS: dict[str, frozenset[str]] = {
         {"core", "policy", "plumbing", "ledger", "lock", "sandbox", "plugin", "terminal"}
     ),
     "gate": frozenset({"core", "policy", "plumbing", "ledger", "lock", "rules", "judge"}),
-    "split": frozenset({"core", "policy", "plumbing", "gate"}),
+    "split": frozenset({"core", "policy", "plumbing", "rules", "gate"}),
     "init": frozenset({"core", "policy", "plumbing", "rules", "gate"}),
     "forge": frozenset({"core", "policy", "plumbing", "ledger", "rules", "judge", "gate"}),
     "cli": frozenset(

@@ -18,7 +18,7 @@ from contextlib import AbstractContextManager
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, TextIO, cast
 
-from git_evidence.cli.names import module_of
+from git_evidence.cli.names import HOOKS, TABLE, module_of
 
 # Only the error types load before a command is chosen (argparse when a command line
 # is parsed): `--help` and the non-judging commands do not pay for the judging
@@ -44,13 +44,6 @@ if TYPE_CHECKING:
     from git_evidence.gate.report import Report
     from git_evidence.policy.identity import Identity
 
-# Started by git or by an agent, with their usual arguments: no parser, reports on stderr.
-HOOKS = frozenset({"pre-commit", "pre-push", "pre-receive", "post-receive", "guard"})
-# Hooks of a person's clone: silent when they allow, as git's own hooks are;
-# `-v` or `git config evidence.verbose true` shows their report.
-CLIENT_HOOKS = frozenset({"pre-commit", "pre-push"})
-JUDGING = frozenset({"check", "verify", "pre-commit", "pre-push", "pre-receive", "ci"})
-WATCHED = frozenset({"check", "verify"})  # judgements that show progress on a terminal
 # The forge formats (forge/formats.py's FORMATS), named here so that an error before the
 # command loads still knows them.
 FORGE_FORMATS = frozenset({"sarif", "github", "codequality"})
@@ -111,68 +104,36 @@ def _main(words: list[str]) -> int:
         time_budget.stop()
 
 
-# A hook as git starts it (its name, then at most git's positional arguments, no
-# option) gets its namespace without the parser: importing argparse and building the
-# parser cost ~10 ms of every push (gettext and locale, the terminal's size). The
-# values are the parser's defaults; tests/cli/test_cli_hook_args.py holds them equal.
-HOOK_ARGS: dict[str, tuple[tuple[str, ...], dict[str, object]]] = {
-    "pre-commit": ((), {"format": "text"}),
-    "pre-push": (("remote", "url"), {"format": "text", "max_findings": None}),
-    "pre-receive": ((), {"format": "text", "max_findings": None}),
-    "post-receive": ((), {"format": "text", "text_only": True}),
-    "guard": (
-        (),
-        {"format": "text", "json": False, "paths": None, "repo": None, "pinned": None},
-    ),
-}
-# The flags a hook may also be started with and still skip the parser (an agent's
-# settings may say `git evidence guard --json`): flag → the attribute it sets true.
-HOOK_FLAGS: dict[str, dict[str, str]] = {"guard": {"--json": "json"}}
-# The options with a value a hook may be started with, as ``--NAME=VALUE`` (the
-# installed guard's `--pinned=DIGEST`): option → the attribute it sets.
-HOOK_VALUES: dict[str, dict[str, str]] = {"guard": {"--pinned": "pinned"}}
-
-
-# `check` given only ranges (`git evidence check HEAD~1..HEAD`, what a reviewer or a
-# script runs on every commit) skips the parser too, with the parser's defaults.
-CHECK_DEFAULTS: dict[str, object] = {
-    "base": None,
-    "as_name": None,
-    "policy": None,
-    "format": "text",
-    "max_findings": None,
-}
-
-
 def hook_args(words: Sequence[str]) -> argparse.Namespace | None:
-    """The namespace of a hook started as git (or an agent) starts it, or of `check`
-    given only ranges, else None (parse)."""
-    if words and words[0] == "check" and len(words) > 1:
-        if any(word.startswith("-") or not word for word in words[1:]):
-            return None
-        ranges = list(words[1:])
-        fast = SimpleNamespace(command="check", quiet=False, verbose=False, ranges=ranges)
-        return cast("argparse.Namespace", SimpleNamespace(**vars(fast), **CHECK_DEFAULTS))
-    if not words or words[0] not in HOOK_ARGS:
+    """The namespace of a command whose row in the table (cli/names.py) has a fast
+    one, when its words allow: a hook as git (or an agent) starts it, its name then at
+    most git's positional arguments and the row's flags; `check` given only ranges.
+    Else None (parse): importing argparse and building the parser cost ~10 ms of every
+    push (gettext and locale, the terminal's size)."""
+    row = TABLE.get(words[0]) if words else None
+    if row is None or row.fast is None:
         return None
-    names, defaults = HOOK_ARGS[words[0]]
-    flags = HOOK_FLAGS.get(words[0], {})
-    options = HOOK_VALUES.get(words[0], {})
-    values: dict[str, object] = dict(defaults)
+    values: dict[str, object] = dict(row.fast)
     given: list[str] = []
     for word in words[1:]:
         name, eq, value = word.partition("=")
-        if word in flags:
-            values[flags[word]] = True
-        elif eq and name in options and value:
-            values[options[name]] = value
-        elif word.startswith("-"):
+        if word in row.flags:
+            values[row.flags[word]] = True
+        elif eq and name in row.values and value:
+            values[row.values[name]] = value
+        elif word.startswith("-") or (row.rest and not word):
             return None
         else:
             given.append(word)
-    if len(given) > len(names):
-        return None
-    values.update(zip(names, given + [None] * (len(names) - len(given)), strict=True))
+    if row.rest:
+        if not given:
+            return None
+        values[row.rest] = given
+    else:
+        if len(given) > len(row.positionals):
+            return None
+        missing: list[None] = [None] * (len(row.positionals) - len(given))
+        values.update(zip(row.positionals, [*given, *missing], strict=True))
     # The attributes a parsed Namespace has; commands only read them.
     fast = SimpleNamespace(command=words[0], quiet=False, verbose=False, **values)
     return cast("argparse.Namespace", fast)
@@ -223,7 +184,8 @@ def _silent(args: argparse.Namespace, fmt: str, report: Report) -> bool:
     ``git config evidence.verbose true``, read only then): an ordinary push prints no
     ``remote:`` line."""
     server = args.command == "pre-receive"
-    if (args.command not in CLIENT_HOOKS and not server) or fmt != "text" or args.verbose:
+    client = TABLE[args.command].client_hook
+    if (not client and not server) or fmt != "text" or args.verbose:
         return False
     if report.exit_code != 0 or any(v.findings for v in report.decisions):
         return False
@@ -236,7 +198,7 @@ def _silent(args: argparse.Namespace, fmt: str, report: Report) -> bool:
 
 def _progress(command: str) -> AbstractContextManager[object]:
     """A judgement outside a hook may take a while: say how far it got, on a terminal."""
-    if command not in WATCHED:
+    if not TABLE[command].watched:
         return contextlib.nullcontext()
     from git_evidence.gate.time_budget import PROGRESS
     from git_evidence.terminal import progress
@@ -252,7 +214,8 @@ def _failed(exc: EvidenceError, args: argparse.Namespace | None, fmt: str) -> in
     if args is not None and not hook and not _in_repository(args):
         exc = NotARepository(_where(args))  # the cause, not its symptom
     fix = exc.fix or _hint(exc.rule)
-    who = _error_identity(args) if args is not None and command in JUDGING else None
+    judging = args is not None and TABLE[args.command].judging
+    who = _error_identity(args) if args is not None and judging else None
     if fmt == "json":
         extra = {} if who is None else {"pusher": who.name}
         doc = console.error_json(exc.rule, exc.message, fix or USAGE_HINT, **extra)
@@ -297,7 +260,7 @@ def _in_repository(args: argparse.Namespace) -> bool:
     if where is not None and not os.path.isdir(where):
         return False
     try:
-        return Git(cwd=where).run("rev-parse", "--git-dir", ok_codes=(0, 128))[0] == 0
+        return Git(cwd=where).is_repository()
     except EvidenceError:  # git itself cannot run: the error already says so
         return True
 

@@ -33,13 +33,11 @@ TOP_MAGIC = ":/"  # git's pathspec magic for "from the top of the repository"
 
 def run(args: argparse.Namespace) -> int:
     git = Git()
-    # Not `git.text`: it strips, and a directory name may start with a space.
-    prefix = os.fsdecode(git.out("rev-parse", "--show-prefix").rstrip(b"\n"))
+    prefix = git.prefix()
     paths = [repo_path(given, prefix, lambda: _toplevel(git)) for given in args.paths]
     found = resolve(git, draft=args.policy, at=args.base)
     policy = found.policy
-    code, out = git.run("rev-parse", "--show-toplevel", ok_codes=(0, 128))
-    top = os.fsdecode(out.rstrip(b"\n")) if code == 0 else None
+    top = git.toplevel()
     classifier = policy.classifier()
     rows: list[dict[str, object]] = []
     lines: list[str] = []
@@ -116,8 +114,7 @@ def _is_directory(git: Git, top: str | None, path: str) -> bool:
         full = os.path.join(top, path)
         if os.path.isdir(full) and not os.path.islink(full):
             return True
-    code, kind = git.run("cat-file", "-t", f"HEAD:{path}", ok_codes=(0, 1, 128))
-    return code == 0 and kind.strip() == b"tree"
+    return git.object_type(f"HEAD:{path}") == "tree"
 
 
 def repo_path(given: str, prefix: str, toplevel: Callable[[], str]) -> str:
@@ -154,10 +151,4 @@ def _inside(absolute: str, top: str) -> str:
 
 
 def _toplevel(git: Git) -> str:
-    code, out = git.run("rev-parse", "--show-toplevel", ok_codes=(0, 128))
-    if code != 0:
-        raise UsageError(
-            "an absolute path needs a work tree (this repository is bare)",
-            fix="name the path from the top of the repository",
-        )
-    return os.fsdecode(out.rstrip(b"\n"))
+    return git.work_tree("an absolute path", fix="name the path from the top of the repository")

@@ -148,11 +148,12 @@ def _hooks(git: Git, names: tuple[str, ...], install: str, say: Say) -> None:
 
 def _framework_runs_us(git: Git) -> bool:
     """Whether the work tree's pre-commit framework configuration names git evidence."""
-    code, out = git.run("rev-parse", "--show-toplevel", ok_codes=(0, 128))
-    config = os.path.join(os.fsdecode(out.strip()), ".pre-commit-config.yaml")
+    top = git.toplevel()
+    if top is None:
+        return False
     try:
-        with open(config, encoding="utf-8", errors="replace") as handle:
-            return code == 0 and "git-evidence" in handle.read()
+        with open(os.path.join(top, ".pre-commit-config.yaml"), errors="replace") as handle:
+            return "git-evidence" in handle.read()
     except OSError:
         return False
 
@@ -170,12 +171,12 @@ def _client(git: Git, say: Say) -> None:
     where = f" ({ref} at {rev[:12]})" if ref and rev else ""
     say("ok", f"policy from {policy.source}{where}, {policy.digest}")
     wanted = notes_refspecs([policy.notes_ref, policy.judge.notes_ref])
-    remotes = git.text("remote").split()
+    remotes = git.remotes()
     if not remotes:
         say("warning", "no remote: the hooks judge against the local branches")
     for remote in remotes:
-        _code, out = git.run("config", "--get-all", f"remote.{remote}.fetch", ok_codes=(0, 1))
-        absent = [spec for spec in wanted if spec not in out.decode().split()]
+        specs = git.config_all(f"remote.{remote}.fetch")
+        absent = [spec for spec in wanted if spec not in specs]
         if absent:
             say(
                 "missing",

@@ -22,13 +22,10 @@ def run(args: argparse.Namespace) -> int:
     git = Git()
     target = None
     if not args.dry_run:
-        code, out = git.run("rev-parse", "--show-toplevel", ok_codes=(0, 128))
-        if code != 0 or not out.strip():
-            raise UsageError(
-                "no work tree to write the draft into (a bare repository?)",
-                fix="run `git evidence init --dry-run` to print it",
-            )
-        target = os.path.join(os.fsdecode(out.rstrip(b"\n")), POLICY_FILE)
+        top = git.work_tree(
+            "writing the draft", fix="run `git evidence init --dry-run` to print it"
+        )
+        target = os.path.join(top, POLICY_FILE)
         if os.path.lexists(target) and not args.force:
             raise UsageError(
                 f"{POLICY_FILE} exists already: init does not overwrite a policy",

@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
             print(FRAMEWORK_CONFIG, end="")
     if policy_file:
         if not dry:
-            git.run("config", "evidence.policyFile", policy_file)
+            git.set_config("evidence.policyFile", policy_file)
         done["sealed"] = {"file": policy_file, "digest": sealed.digest}
         say(
             f"{would}seal policy: {policy_file} ({sealed.digest[:19]})"
@@ -157,24 +157,23 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _remotes(git: Git) -> list[str]:
-    return git.text("remote").split()
+    return git.remotes()
 
 
 def _add_notes_refspecs(git: Git, remote: str, wanted: list[str], dry: bool = False) -> bool:
     """Add the notes' fetch refspecs to ``remote`` (replacing the exact one earlier
     installs wrote); False when they were all there. ``dry``: only say whether."""
     key = f"remote.{remote}.fetch"
-    _code, out = git.run("config", "--get-all", key, ok_codes=(0, 1))
-    present = out.decode().split()
+    present = git.config_all(key)
     if dry:
         return bool([spec for spec in wanted if spec not in present]) or (
             OLD_NOTES_REFSPEC in present
         )
     if OLD_NOTES_REFSPEC in present:
-        git.run("config", "--fixed-value", "--unset-all", key, OLD_NOTES_REFSPEC)
+        git.unset_config(key, OLD_NOTES_REFSPEC)
     missing = [spec for spec in wanted if spec not in present]
     for spec in missing:
-        git.run("config", "--add", key, spec)
+        git.set_config(key, spec, add=True)
     return bool(missing) or OLD_NOTES_REFSPEC in present
 
 
@@ -190,10 +189,7 @@ def _install_agent(git: Git, args: argparse.Namespace) -> int:
 
     if args.server:
         raise UsageError("--agent guards an agent's session in a work tree", fix="drop --server")
-    code, out = git.run("rev-parse", "--show-toplevel", ok_codes=(0, 128))
-    if code != 0:
-        raise UsageError("--agent needs a work tree (this repository is bare)")
-    path = os.path.join(os.fsdecode(out.rstrip(b"\n")), CLAUDE_SETTINGS)
+    path = os.path.join(git.work_tree("--agent"), CLAUDE_SETTINGS)
     try:
         with open(path, encoding="utf-8") as handle:
             text: str | None = handle.read()

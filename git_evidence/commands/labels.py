@@ -32,7 +32,7 @@ CI_VARIABLES = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "JENKINS_URL",
 def run(args: argparse.Namespace) -> int:
     git = open_repo(None)
     policy = resolve(git).policy
-    top = git.text("rev-parse", "--show-toplevel")
+    top = git.work_tree("labels")
     extra = args.pytest_args[1:] if args.pytest_args[:1] == ["--"] else args.pytest_args
     python = project_python(getattr(args, "python", None))
     if args.verb == "init":

@@ -46,8 +46,7 @@ def _pin(git: Git, rev: Oid, policy: Policy) -> tuple[Lock, bool]:
     # "Name <email> 1700000000 +0000": who pins, without the time (pinned_at has it)
     pinned_by = ident.decode("utf-8", "replace").rsplit(" ", 2)[0] if ident else "unknown"
     # A working tree's files are read for the blobs they hold (a bare repository has none).
-    code, top = git.run("rev-parse", "--show-toplevel", ok_codes=(0, 128))
-    checkout = top.decode("utf-8", "surrogateescape").rstrip("\n") if code == 0 else None
+    checkout = git.toplevel()
     with Progress(f"locking {rev[:12]}") as progress:
         return pinning.pin(
             git,
@@ -129,7 +128,7 @@ def _pin_and_push(git: Git, remote: str, rev: Oid, policy: Policy, args: argpars
     for attempt in range(RETRIES + 1):
         _take_remote_notes(git, remote, ref)
         pinned, written = _pin(git, rev, policy)
-        pushed = git.attempt("push", "--porcelain", remote, f"{ref}:{ref}")
+        pushed = git.push(remote, f"{ref}:{ref}")
         flag, summary = _status(pushed.stdout.decode("utf-8", "replace"), ref)
         said = pushed.stderr.decode("utf-8", "replace")
         if pushed.returncode == 0 and flag != "!":
@@ -166,7 +165,7 @@ def _take_remote_notes(git: Git, remote: str, ref: str) -> None:
     try:
         notes.merge_notes(git, ref, FETCHED)
     finally:
-        git.run("update-ref", "-d", FETCHED)
+        git.delete_ref(FETCHED)
 
 
 def _status(porcelain: str, ref: str) -> tuple[str, str]:

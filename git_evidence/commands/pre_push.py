@@ -80,9 +80,9 @@ def _no_lock(git: Git, remote: str | None, notes_ref: str) -> str:
     """Why this clone has no lock to check against: the server has none yet (the
     fetch refspec is there), or nothing fetches it."""
     if remote is not None:
-        code, out = git.run("config", "--get-all", f"remote.{remote}.fetch", ok_codes=(0, 1))
-        sources = [spec.lstrip("+").split(":", 1)[0] for spec in out.decode().split()]
-        if code == 0 and any(
+        fetched = git.config_all(f"remote.{remote}.fetch")
+        sources = [spec.lstrip("+").split(":", 1)[0] for spec in fetched]
+        if any(
             src == notes_ref or (src.endswith("*") and notes_ref.startswith(src[:-1]))
             for src in sources
         ):
@@ -101,9 +101,7 @@ def _no_lock(git: Git, remote: str | None, notes_ref: str) -> str:
 
 def _from_pre_commit(git: Git) -> tuple[str | None, list[RefUpdate], list[str]]:
     env = os.environ
-    remote = env.get("PRE_COMMIT_REMOTE_NAME") or (
-        "origin" if "origin" in git.text("remote").split() else None
-    )
+    remote = env.get("PRE_COMMIT_REMOTE_NAME") or ("origin" if "origin" in git.remotes() else None)
     target = env.get("PRE_COMMIT_REMOTE_BRANCH") or ""
     to_ref = env.get("PRE_COMMIT_TO_REF") or ""
     local = env.get("PRE_COMMIT_LOCAL_BRANCH") or ""
@@ -115,8 +113,7 @@ def _from_pre_commit(git: Git) -> tuple[str | None, list[RefUpdate], list[str]]:
             fix="run it from git's pre-push hook or pre-commit's pre-push stage",
         )
     if not target:
-        branch = git.run("symbolic-ref", "-q", "HEAD", ok_codes=(0, 1, 128))[1]
-        target = branch.decode().strip() or "refs/heads/HEAD"
+        target = git.head_branch() or "refs/heads/HEAD"
     ref = target if target.startswith("refs/") else f"refs/heads/{target}"
     if to_ref:
         how = "PRE_COMMIT_TO_REF"

@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _path(git: Git, policy: Policy) -> str:
-    return os.path.join(git.text("rev-parse", "--show-toplevel"), policy.quota_path)
+    return os.path.join(git.work_tree("the retry quota"), policy.quota_path)
 
 
 def read_quota(git: Git, policy: Policy, rev: str | None) -> tuple[bytes, str]:

@@ -103,7 +103,7 @@ def _verify(git: Git, args: argparse.Namespace) -> int:
             else:
                 summary = pinned.summary()
                 if args.worktree:
-                    top = git.text("rev-parse", "--show-toplevel")
+                    top = git.work_tree("--worktree")
                     actual = worktree_manifest(
                         top, pinned.roots, policy.lock_exclude, pinned.files, checkout=Git(cwd=top)
                     )

@@ -161,8 +161,7 @@ def never_started(results: Sequence[PropertyRuns]) -> None:
 def repository_dirs(git: Git) -> list[str]:
     """The repository's git directory and common directory (they differ in a linked
     worktree)."""
-    out = git.text("rev-parse", "--absolute-git-dir", "--git-common-dir").splitlines()
-    return [os.path.abspath(os.path.join(git.cwd or os.getcwd(), p)) for p in out if p]
+    return git.git_dirs()
 
 
 def import_roots(policy: Policy, space: str) -> tuple[str, ...]:

@@ -158,7 +158,7 @@ def _held_runs(
     runs are; one line on stderr per seed."""
     command = tuple(asked.command)
     outcomes: dict[int, list[Run]] = {}
-    top = None if git.is_bare() else git.text("rev-parse", "--show-toplevel")
+    top = git.toplevel()
     area = workspace.make_area(top)
     try:
         space = area.workspace(1)

@@ -25,7 +25,6 @@ from git_evidence.plumbing.batch import CatFile
 from git_evidence.plumbing.context import labels_bytes
 from git_evidence.plumbing.git import Git
 from git_evidence.plumbing.raw_diff import LinkResolver, parse_raw
-from git_evidence.plumbing.stream import RAW_DIFF, zsplit
 from git_evidence.policy.properties import JudgeProperty
 from git_evidence.policy.schema import Policy
 from git_evidence.sandbox import runner
@@ -94,13 +93,7 @@ def read_pin(git: Git, policy: Policy, base: Oid) -> Pin:
 def changed_paths(git: Git, base: str, treeish: str) -> tuple[paths.Change, ...]:
     """base → candidate as classifiable changes (symlink targets read and followed
     through the candidate's own tree)."""
-    out = git.out(
-        "diff-tree",
-        *RAW_DIFF,
-        base,
-        treeish,
-    )
-    tokens = [treeish.encode(), *zsplit(out)]
+    tokens = [treeish.encode(), *git.diff_trees(base, treeish)]
     with CatFile(git) as blobs:
         diffs = list(parse_raw(iter(tokens), LinkResolver(git, blobs)))
     return diffs[0].changes if diffs else ()

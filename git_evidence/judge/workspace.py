@@ -96,17 +96,17 @@ def patched_tree(git: Git, base: str, patch: bytes, area: Area) -> tuple[Git, Oi
             "GIT_ALTERNATE_OBJECT_DIRECTORIES": os.pathsep.join(alternates),
         },
     )
-    private.run("read-tree", base)
-    for step in (("--check",), ()):
+    private.read_tree(base)
+    for check in (True, False):
         try:
-            private.run("apply", "--cached", *step, "-", input=patch)
+            private.apply_cached(patch, check=check)
         except GitError as exc:
             reason = (
                 exc.stderr.decode("utf-8", "replace").strip()
                 or f"git apply exited {exc.returncode}"
             )
             raise PatchInvalid(reason) from None
-    return private, Oid(private.text("write-tree"))
+    return private, private.write_tree()
 
 
 def export_tree(git: Git, treeish: str, dest: str) -> int:

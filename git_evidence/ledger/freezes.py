@@ -48,9 +48,9 @@ def old_kind_lines(data: bytes) -> set[int]:
 def ledger_bytes(git: Git, policy: Policy, rev: str | None = None) -> bytes:
     data: bytes | None = None
     if rev is None:
-        top = git.text("rev-parse", "--show-toplevel")
-        path = os.path.join(top, policy.ledger_path)
-        if os.path.exists(path):
+        top = git.toplevel()  # a bare repository's ledger is HEAD's
+        path = os.path.join(top, policy.ledger_path) if top is not None else ""
+        if path and os.path.exists(path):
             with open(path, "rb") as handle:
                 data = handle.read()
         else:
@@ -66,14 +66,14 @@ def first_added(git: Git, test_id: str) -> datetime | None:
     path = test_id.split("::", 1)[0]
     if not path or path.startswith("-"):
         return None
-    code, out = git.run("log", "--diff-filter=A", "--format=%ct", "--", path, ok_codes=(0, 128))
-    stamps = out.split()
-    if code != 0:
+    stamps = git.added_times(path)
+    if stamps is None:
         return None
     if not stamps:
-        top = git.text("rev-parse", "--show-toplevel")
-        return datetime.now(timezone.utc) if os.path.exists(os.path.join(top, path)) else None
-    return datetime.fromtimestamp(int(stamps[-1]), timezone.utc)
+        top = git.toplevel()
+        there = top is not None and os.path.exists(os.path.join(top, path))
+        return datetime.now(timezone.utc) if there else None
+    return datetime.fromtimestamp(stamps[-1], timezone.utc)
 
 
 def freeze_notes(git: Git, policy: Policy, tip: str, base: str | None) -> list[str]:
@@ -93,8 +93,8 @@ def freeze_notes(git: Git, policy: Policy, tip: str, base: str | None) -> list[s
     now = datetime.now(timezone.utc)
     since = None
     if base:
-        stamp = git.text("log", "-1", "--format=%ct", base)
-        since = datetime.fromtimestamp(int(stamp), timezone.utc) if stamp else None
+        stamp = git.commit_time(base)
+        since = datetime.fromtimestamp(stamp, timezone.utc) if stamp is not None else None
     active = [f for f in freezes if f.active(now)]
     expired = [
         f
@@ -122,7 +122,7 @@ def append_lines(git: Git, rel: str, data: bytes, what: str) -> None:
     """Append ``data`` to the append-only file ``rel`` (the freeze ledger, the retry
     quota) in the working tree, refusing when its last line has no newline: the new
     line would join it, a rewrite the server refuses."""
-    path = os.path.join(git.text("rev-parse", "--show-toplevel"), rel)
+    path = os.path.join(git.work_tree(f"writing {rel}"), rel)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     if os.path.exists(path) and os.path.getsize(path):
         with open(path, "rb") as handle:

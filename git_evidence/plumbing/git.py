@@ -1,8 +1,8 @@
-"""The one place that runs git: ``Git``, git in one repository with a sealed
-environment (no replace refs or grafts, the C locale, no pager or external diff; the
-``git -c`` settings given back only to the reads of our own settings), its settings
-(``evidence.*``, read once a process), refs and revisions, trees and notes listed
-through plumbing with ``-z`` output. Nothing here decides anything.
+"""The one place git is asked: ``Git``, git in one repository (its sealed process in
+process.py) asked by name: its settings (``evidence.*``, read once a process), the work
+tree's top, HEAD's branch, refs and revisions, trees and notes listed through plumbing
+with ``-z`` output. Nothing here decides anything; code outside ``plumbing/`` calls
+these methods, never ``run``/``out``/``text`` with a git command of its own.
 
 The environment git gives a hook (``GIT_DIR``, ``GIT_OBJECT_DIRECTORY``,
 ``GIT_ALTERNATE_OBJECT_DIRECTORIES``, ``GIT_QUARANTINE_PATH``) is kept as it is, so
@@ -14,39 +14,18 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import cast
 
-from git_evidence.core.errors import EvidenceError, GitError
+from git_evidence.core.errors import GitError, UsageError
 from git_evidence.core.oids import Oid
 from git_evidence.plumbing import batch
+from git_evidence.plumbing.process import SETTINGS, Process
 from git_evidence.plumbing.stream import RAW_DIFF, give_up, zsplit
 
-# Replace refs and grafts let a repository show other objects than the ones a push
-# carries; the gate must judge the real objects (git-replace(1), GIT_NO_REPLACE_OBJECTS).
-SEALED_ENV = {
-    "GIT_NO_REPLACE_OBJECTS": "1",
-    "LC_ALL": "C",
-    "LANG": "C",
-    "GIT_TERMINAL_PROMPT": "0",
-    "GIT_OPTIONAL_LOCKS": "0",
-    # Paths we pass are names, never patterns (a file may be called `*`).
-    "GIT_LITERAL_PATHSPECS": "1",
-}
-# Variables that would make git read other objects or run user code while we judge.
-DROPPED_ENV = ("GIT_GRAFT_FILE", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_CONFIG_PARAMETERS")
-# What `git -c KEY=VALUE evidence …` hands the command (git exports it so): dropped for
-# the plumbing, whose behaviour it could change, and given back to the reads of our own
-# settings (`config_get`, `config_bool`), which honour it as git's own commands do.
-COMMAND_LINE_CONFIG = "GIT_CONFIG_PARAMETERS"
-
-
-# The settings this tool reads (`evidence.*`), read once a process (`Git._settings`).
-SETTINGS_SECTION = "evidence"
-_SETTINGS: dict[tuple[str, tuple[tuple[str, str], ...]], dict[str, list[str | None]]] = {}
-# How git reads a boolean setting's common spellings (any case).
-_BOOL_WORDS = {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False}
-_BOOL_WORDS[""] = False  # `trusted =`: false, as git reads it
+_SETTINGS = SETTINGS  # the cache process.py forgets on a write
+# What git says (in the C locale) where there is no work tree to name.
+_NO_WORK_TREE = (b"not a git repository", b"must be run in a work tree")
 
 
 def blob_id(data: bytes | memoryview, like: str) -> Oid:
@@ -64,108 +43,34 @@ def decode_path(raw: bytes) -> str:
     return raw.decode("utf-8", "surrogateescape")
 
 
-class Git:
-    """Runs git in one repository with a sealed environment."""
+class Git(Process):
+    """Git in one repository, asked by name: each question one method here."""
 
-    def __init__(self, cwd: str | None = None, env: Mapping[str, str] | None = None):
-        self.cwd = cwd
-        base = dict(os.environ if env is None else env)
-        given = base.get(COMMAND_LINE_CONFIG)
-        for name in DROPPED_ENV:
-            base.pop(name, None)
-        base.update(SEALED_ENV)
-        self.env = base
-        self.config_env = base if given is None else {**base, COMMAND_LINE_CONFIG: given}
+    def __init__(self, cwd: str | None = None, env: Mapping[str, str] | None = None) -> None:
+        super().__init__(cwd, env)
         self._ident: bytes | None = None
         self._ident_asked = False
         # The running readers of the ``lookups.live`` block this Git is in: its short
         # lookups and its ``CatFile`` reads go to them (batch.py).
         self.live: batch.Live | None = None
 
-    def _cmd(self, args: Sequence[str]) -> list[str]:
-        return ["git", *args]
-
-    def run(
-        self,
-        *args: str,
-        input: bytes | None = None,
-        ok_codes: Iterable[int] = (0,),
-        env: Mapping[str, str] | None = None,
-    ) -> tuple[int, bytes]:
-        cmd = self._cmd(args)
-        if args and args[0] == "config" and not any(a.startswith("--get") for a in args):
-            _SETTINGS.clear()  # a write: what was read may have changed
-        try:
-            proc = subprocess.run(
-                cmd,
-                input=input,
-                cwd=self.cwd,
-                env=self.env if env is None else env,
-                capture_output=True,
-                check=False,
-            )
-        except OSError as exc:
-            raise EvidenceError(f"cannot run git: {exc}", fix="install git") from exc
-        if proc.returncode not in tuple(ok_codes):
-            raise GitError(cmd, proc.returncode, proc.stdout, proc.stderr)
-        return proc.returncode, proc.stdout
-
-    def out(self, *args: str, input: bytes | None = None) -> bytes:
-        return self.run(*args, input=input)[1]
-
-    def text(self, *args: str) -> str:
-        return self.out(*args).decode("utf-8", "surrogateescape").strip()
-
     # -- small questions -------------------------------------------------------
 
-    def config_get(self, key: str) -> str | None:
-        """``key``'s value, from the config files or ``git -c KEY=VALUE``."""
-        values = self._settings(key)
-        if values is not None:
-            value = values[-1] if values else None
-            return None if value is None else value.strip()
-        code, out = self.run("config", "--get", key, ok_codes=(0, 1), env=self.config_env)
-        return out.decode("utf-8", "surrogateescape").strip() if code == 0 else None
+    def config_all(self, key: str) -> list[str]:
+        """Every value of ``key`` (``config --get-all``), in order; none when unset."""
+        code, out = self.run("config", "--get-all", key, ok_codes=(0, 1))
+        return out.decode("utf-8", "surrogateescape").splitlines() if code == 0 else []
 
-    def config_bool(self, key: str) -> bool:
-        values = self._settings(key)
-        if values is not None:
-            if not values:
-                return False
-            if values[-1] is None:  # `[evidence] trusted`, no `=`: true, as git reads it
-                return True
-            word = values[-1].lower()
-            if word in _BOOL_WORDS:
-                return _BOOL_WORDS[word]
-            # anything else (a number, a typo) is git's to read, or to refuse
-        code, out = self.run(
-            "config", "--type=bool", "--get", key, ok_codes=(0, 1), env=self.config_env
-        )
-        return code == 0 and out.strip() == b"true"
+    def set_config(self, key: str, value: str, *, add: bool = False) -> None:
+        """Write ``key`` in the repository's config; ``add``: one more value."""
+        self.run("config", *(["--add"] if add else []), key, value)
 
-    def _settings(self, key: str) -> list[str | None] | None:
-        """Every value of ``evidence.NAME`` in order (None: a key without ``=``), from
-        one ``git config --get-regexp`` of the whole section, read once a process for
-        this repository and environment: a hook asks for three or four settings, each
-        a git process before. None for a key outside the section (git answers it)."""
-        section, dot, name = key.partition(".")
-        if section.lower() != SETTINGS_SECTION or not dot or "." in name:
-            return None
-        where = (self.cwd or os.getcwd(), tuple(sorted(self.config_env.items())))
-        found = _SETTINGS.get(where)
-        if found is None:
-            code, out = self.run(
-                "config", "-z", "--get-regexp", r"^evidence\.", ok_codes=(0, 1), env=self.config_env
-            )
-            found = {}
-            for item in out.split(b"\0") if code == 0 else []:
-                if not item:
-                    continue
-                raw_key, newline, raw_value = item.partition(b"\n")
-                value = raw_value.decode("utf-8", "surrogateescape") if newline else None
-                found.setdefault(raw_key.decode("utf-8", "surrogateescape"), []).append(value)
-            _SETTINGS[where] = found
-        return found.get(f"{SETTINGS_SECTION}.{name.lower()}", [])
+    def unset_config(self, key: str, value: str) -> None:
+        """Remove every value of ``key`` that is exactly ``value``."""
+        self.run("config", "--fixed-value", "--unset-all", key, value)
+
+    def remotes(self) -> list[str]:
+        return self.text("remote").split()
 
     def git_path(self, name: str) -> str:
         """``git rev-parse --git-path``: honours core.hooksPath for ``hooks``."""
@@ -173,6 +78,48 @@ class Git:
         if self.cwd and not os.path.isabs(path):
             path = os.path.join(self.cwd, path)
         return os.path.abspath(path)
+
+    # -- the repository and its work tree --------------------------------------
+
+    def is_repository(self) -> bool:
+        """Whether git finds a repository here (``rev-parse --git-dir``)."""
+        return self.run("rev-parse", "--git-dir", ok_codes=(0, 128))[0] == 0
+
+    def toplevel(self) -> str | None:
+        """The top of the work tree (``rev-parse --show-toplevel``) as git prints it (a
+        name may begin or end with a space); None where there is none: a bare
+        repository, inside a git directory, outside any repository. Any other failure
+        of git is an error (the agent's guard allows nothing then)."""
+        done = self.attempt("rev-parse", "--show-toplevel")
+        out = done.stdout[:-1] if done.stdout.endswith(b"\n") else done.stdout
+        if done.returncode == 0 and out:
+            return decode_path(out)
+        if done.returncode == 0 or any(why in done.stderr for why in _NO_WORK_TREE):
+            return None
+        raise GitError(list(done.args), done.returncode, done.stdout, done.stderr)
+
+    def work_tree(self, what: str, fix: str = "") -> str:
+        """``toplevel()``, or the error that ``what`` needs a work tree."""
+        top = self.toplevel()
+        if top is None:
+            raise UsageError(f"{what} needs a work tree (this repository is bare)", fix=fix)
+        return top
+
+    def prefix(self) -> str:
+        """Where the current directory is in the work tree (``rev-parse --show-prefix``:
+        ``""`` at the top, else ending in ``/``), not stripped."""
+        return decode_path(self.out("rev-parse", "--show-prefix").rstrip(b"\n"))
+
+    def git_dirs(self) -> list[str]:
+        """The git directory and the common directory, absolute (they differ in a
+        linked work tree)."""
+        out = self.text("rev-parse", "--absolute-git-dir", "--git-common-dir").splitlines()
+        return [os.path.abspath(os.path.join(self.cwd or os.getcwd(), p)) for p in out if p]
+
+    def head_branch(self) -> str | None:
+        """The ref HEAD names (``refs/heads/…``), also an unborn one; None when HEAD is
+        detached."""
+        return self.symref_target("HEAD")
 
     def is_bare(self) -> bool:
         return self.text("rev-parse", "--is-bare-repository") == "true"
@@ -221,6 +168,51 @@ class Git:
             ok_codes=(0, 1, 128),
         )
         return Oid(out.decode().strip()) if code == 0 else None
+
+    def is_ancestor(self, commit: str, tip: str) -> bool:
+        """Whether ``commit`` is in ``tip``'s history (``merge-base --is-ancestor``)."""
+        return self.run("merge-base", "--is-ancestor", commit, tip, ok_codes=(0, 1))[0] == 0
+
+    def full_ref_name(self, rev: str) -> str | None:
+        """The ref ``rev`` names in full (``main`` → ``refs/heads/main``); None when it
+        names none (an id, a missing name). Not ``--end-of-options``: the git this
+        runs with may print it back as a name (2.39 does)."""
+        if rev.startswith("-"):
+            return None
+        code, out = self.run("rev-parse", "--symbolic-full-name", rev, "--", ok_codes=(0, 128))
+        first = out.decode("utf-8", "surrogateescape").partition("\n")[0]
+        return first if code == 0 and first.startswith("refs/") else None
+
+    def valid_ref_name(self, ref: str) -> bool:
+        return self.run("check-ref-format", ref, ok_codes=(0, 1))[0] == 0
+
+    def delete_ref(self, ref: str) -> None:
+        self.run("update-ref", "-d", ref)
+
+    def object_type(self, rev: str) -> str | None:
+        """``blob``, ``tree``, ``commit`` or ``tag``; None when ``rev`` names nothing."""
+        code, out = self.run("cat-file", "-t", rev, ok_codes=(0, 1, 128))
+        return out.decode().strip() if code == 0 else None
+
+    def topo_parents(self, *revs: str) -> list[tuple[Oid, list[Oid]]]:
+        """``(commit, parents)`` of ``rev-list revs``, parents before children."""
+        out = self.text("rev-list", "--reverse", "--topo-order", "--parents", *revs, "--")
+        return [
+            (Oid(oid), [Oid(p) for p in rest]) for oid, *rest in map(str.split, out.splitlines())
+        ]
+
+    def commit_time(self, rev: str) -> int | None:
+        """``rev``'s committer time, in seconds since the epoch."""
+        stamp = self.text("log", "-1", "--format=%ct", rev)
+        return int(stamp) if stamp else None
+
+    def added_times(self, path: str) -> list[int] | None:
+        """The committer times of the commits that added ``path``, newest first; None
+        when git cannot tell (no commit yet)."""
+        code, out = self.run(
+            "log", "--diff-filter=A", "--format=%ct", "--", path, ok_codes=(0, 128)
+        )
+        return [int(stamp) for stamp in out.split()] if code == 0 else None
 
     def merge_base(self, a: str, b: str) -> Oid | None:
         code, out = self.run("merge-base", a, b, ok_codes=(0, 1))
@@ -320,16 +312,6 @@ class Git:
         code, out = self.run("rev-parse", "--verify", "--quiet", ref, ok_codes=(0, 1))
         return Oid(out.decode().strip()) if code == 0 else None
 
-    def attempt(self, *args: str) -> subprocess.CompletedProcess[bytes]:
-        """Run git and hand back whatever happened (exit code, stdout, stderr) for the
-        caller to read: for commands whose failures are answers (a rejected push)."""
-        try:
-            return subprocess.run(
-                self._cmd(args), cwd=self.cwd, env=self.env, capture_output=True, check=False
-            )
-        except OSError as exc:
-            raise EvidenceError(f"cannot run git: {exc}", fix="install git") from exc
-
     def fetch_ref(self, remote: str, src: str, dst: str) -> bool:
         """Fetch ``remote``'s ``src`` into ``dst`` (forced); False when it has none."""
         fetched = self.attempt("fetch", "--quiet", "--no-tags", remote, f"+{src}:{dst}")
@@ -353,6 +335,24 @@ class Git:
         shape = [f"--depth={depth}"] if depth else [f"--deepen={deepen}"] if deepen else []
         return self.attempt("fetch", "--quiet", "--no-tags", *shape, remote, *specs)
 
+    def read_tree(self, treeish: str) -> None:
+        """Make the index (``GIT_INDEX_FILE`` of this Git's environment) ``treeish``."""
+        self.run("read-tree", treeish)
+
+    def apply_cached(self, patch: bytes, *, check: bool = False) -> None:
+        """``git apply --cached`` of ``patch`` to the index; ``check``: only whether it
+        applies. A patch that does not apply is a GitError with git's words."""
+        self.run("apply", "--cached", *(["--check"] if check else []), "-", input=patch)
+
+    def write_tree(self) -> Oid:
+        """The tree of the index, written."""
+        return Oid(self.text("write-tree"))
+
+    def push(self, remote: str, spec: str) -> subprocess.CompletedProcess[bytes]:
+        """``git push --porcelain`` of one refspec; whatever happened is the caller's
+        to read (a remote's refusal is an answer)."""
+        return self.attempt("push", "--porcelain", remote, spec)
+
     def blob_at(self, rev: str, path: str) -> bytes | None:
         """The bytes of ``rev:path`` when it is a blob, else None."""
         found = self.blob_and_id_at(rev, path)
@@ -371,19 +371,3 @@ class Git:
     def diff_index_cached(self, head: str) -> list[bytes]:
         """The raw changes between ``head`` and the index, as NUL-separated tokens."""
         return zsplit(self.out("diff-index", "--cached", *RAW_DIFF, head))
-
-    def popen(self, *args: str, buffered: bool = False) -> subprocess.Popen[bytes]:
-        """Start git with pipes. ``buffered``: fully buffered output (``GIT_FLUSH=0``);
-        into a pipe git otherwise writes every record with its own syscall."""
-        env = {**self.env, "GIT_FLUSH": "0"} if buffered else self.env
-        try:
-            return subprocess.Popen(
-                self._cmd(args),
-                cwd=self.cwd,
-                env=env,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-            )
-        except OSError as exc:
-            raise EvidenceError(f"cannot run git: {exc}", fix="install git") from exc

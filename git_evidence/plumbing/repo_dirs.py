@@ -90,8 +90,7 @@ def head_target(git: Git) -> str | None:
                 return ref
         if is_oid(text.strip()):
             return None  # detached
-    code, out = git.run("symbolic-ref", "-q", "HEAD", ok_codes=(0, 1, 128))
-    return out.decode().strip() if code == 0 else None
+    return git.head_branch()
 
 
 def remember_common_dir(git: Git, path: bytes) -> None:
@@ -130,8 +129,7 @@ def head_state(git: Git) -> HeadState:
     )
     lines = out.decode("utf-8", "surrogateescape").split("\n")
     if code != 0 or len(lines) != 5 or lines[4] or not is_oid(lines[2]):
-        code, out = git.run("symbolic-ref", "-q", "HEAD", ok_codes=(0, 1, 128))
-        branch = out.decode("utf-8", "surrogateescape").strip() if code == 0 else ""
+        branch = git.head_branch() or ""
         merging = _read_merge_heads(git.git_path("MERGE_HEAD"))
         return HeadState(git.resolve_commit("HEAD"), branch, merging)
     remember_common_dir(git, lines[0].encode("utf-8", "surrogateescape"))

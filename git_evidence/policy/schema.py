@@ -134,8 +134,8 @@ class Policy(NamedTuple):
         The labels file is policy (evidence writers change it). The retry quota is
         append-only like the freeze ledger, so it is in the ledger's class: the same
         prefix rule at push, and ledger writers (CI) append spends to it; grants come
-        from evidence writers, which ``rules.commits.decide_update`` lets through for this one
-        path and ``quota.check_change`` then holds to each line's kind."""
+        from evidence writers, which ``rules.range_rules.evidence_writes`` lets through
+        for this one path and ``quota.check_change`` then holds to each line's kind."""
         globs = {k: tuple(v) for k, v in self.paths.items()}
         globs[paths.POLICY] = (*BUILTIN_POLICY_GLOBS, *globs.get(paths.POLICY, ()))
         files: tuple[tuple[PathClass, str], ...] = (

@@ -1,6 +1,6 @@
 """What a split did: its records (the halves of each mixed commit, the commits written,
 the ref moved) and their JSON and text. Pure: the records are built by
-``commands/split.py``."""
+``splitter.py``."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ import pytest
 from helpers.repos import PROJECT
 
 from git_evidence.cli import arguments
-from git_evidence.cli.names import COMMANDS, module_of
+from git_evidence.cli.names import COMMANDS, TABLE, module_of
 from git_evidence.cli.options import subcommands
 
 
@@ -43,3 +43,21 @@ def test_a_parser_that_adds_a_command_the_list_lacks_is_refused(
     monkeypatch.setattr(arguments, "COMMANDS", (*COMMANDS, "later"))
     with pytest.raises(RuntimeError, match=r"cli/names\.py lists"):
         arguments.build_parser()
+
+
+def test_every_hook_has_a_row_with_a_fast_namespace_and_at_most_gits_arguments() -> None:
+    hooks = {name for name, row in TABLE.items() if row.hook}
+    assert hooks == {"pre-commit", "pre-push", "pre-receive", "post-receive", "guard"}
+    for name in hooks:
+        row = TABLE[name]
+        assert row.fast is not None and not row.rest, name
+        assert len(row.positionals) <= 2, name  # git gives pre-push a remote and a URL
+
+
+def test_the_table_says_which_commands_are_client_hooks_take_ranges_judge_or_watch() -> None:
+    assert {n for n, row in TABLE.items() if row.client_hook} == {"pre-commit", "pre-push"}
+    assert all(TABLE[n].hook for n, row in TABLE.items() if row.client_hook)
+    assert {n for n, row in TABLE.items() if row.rest} == {"check"}
+    assert {n for n, row in TABLE.items() if row.watched} == {"check", "verify"}
+    judging = {n for n, row in TABLE.items() if row.judging}
+    assert judging == {"check", "verify", "pre-commit", "pre-push", "pre-receive", "ci"}

@@ -13,7 +13,8 @@ from helpers.repos import git
 
 from git_evidence.core.errors import EvidenceError
 from git_evidence.plumbing import git as git_module
-from git_evidence.plumbing.git import COMMAND_LINE_CONFIG, Git
+from git_evidence.plumbing.git import Git
+from git_evidence.plumbing.process import COMMAND_LINE_CONFIG
 
 
 @pytest.fixture

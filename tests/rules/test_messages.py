@@ -19,7 +19,7 @@ from git_evidence.core.facts import CommitSummary
 from git_evidence.core.oids import Oid
 from git_evidence.core.paths import PathClass
 from git_evidence.rules import table
-from git_evidence.rules.commits import mix_message
+from git_evidence.rules.range_rules import mix_message
 from git_evidence.rules.table import RuleId
 
 AGENT = "agent-bot"

@@ -23,9 +23,10 @@ from git_evidence.policy.parsing import parse_policy
 from git_evidence.policy.schema import Policy
 from git_evidence.rules import findings as rules_findings
 from git_evidence.rules import table as rules_table
-from git_evidence.rules.commits import decide_staged, decide_update, mix_message
+from git_evidence.rules.commits import decide_staged, decide_update
 from git_evidence.rules.files import decide_labels_file, decide_ledger, decide_policy_file
 from git_evidence.rules.findings import Finding, hold_target, holds_block, restore_args, settle_hold
+from git_evidence.rules.range_rules import mix_message
 from git_evidence.rules.summaries import sets_value, summarize, value_key, with_kept
 from git_evidence.rules.table import HOLD, REJECT, STAGED
 

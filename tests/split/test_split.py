@@ -489,6 +489,20 @@ def test_range_splits_every_mixed_commit_and_keeps_the_final_tree(work: Work) ->
     assert result.returncode == 0, result.stderr
 
 
+def test_range_may_end_at_a_branch_that_is_not_checked_out(work: Work) -> None:
+    base = work.head()
+    work.git("checkout", "-qb", "topic")
+    modified(work)
+    mixed = commit_all(work, "fix")
+    work.git("checkout", "-q", "-")
+    doc = json.loads(split(work, "--range", f"{base}..topic", "--format", "json"))
+    assert doc["ref"] == "refs/heads/topic"
+    assert [s["commit"] for s in doc["splits"]] == [mixed]
+    assert work.head() == base  # the branch checked out is left alone
+    assert work.head("topic^{tree}") == work.git("rev-parse", f"{mixed}^{{tree}}").stdout.strip()
+    assert work.head("topic") != mixed
+
+
 def _range_with_a_merge(work: Work) -> tuple[str, str, str]:
     """Mixed commits on main and on a side branch merged into it: (base, side, merge)."""
     base = work.head()
