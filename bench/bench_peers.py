@@ -142,8 +142,8 @@ def bench_push(base: Path, python: str, runs: int) -> None:
 
     once(True)()
     once(False)()
-    ours, theirs = alternate(runs, once(True), once(False))
-    row("push: pre-receive + post-receive", ours, theirs, "the peer's pre-receive", 1.5)
+    mine, peer = alternate(runs, once(True), once(False))
+    row("push: pre-receive + post-receive", mine, peer, "the peer's pre-receive", 1.5)
     quiet = sum(1 for s in said if not s)
     print(f"  pushes that printed nothing: {quiet} of {len(said)}; the last said: {said[-2]!r}")
 
@@ -209,8 +209,8 @@ def bench_framework(base: Path, python: str, runs: int) -> None:
         sides[ours] = commit_side(work, env)
     sides[True]()
     sides[False]()
-    ours, theirs = alternate(runs, sides[True], sides[False])
-    row("commit through the pre-commit framework", ours, theirs, "the framework running true", 1.3)
+    mine, peer = alternate(runs, sides[True], sides[False])
+    row("commit through the pre-commit framework", mine, peer, "the framework running true", 1.3)
 
 
 def bench_commit(base: Path, python: str, runs: int) -> None:

