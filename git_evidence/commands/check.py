@@ -10,6 +10,7 @@ from git_evidence.gate.report import Report, carry_options, given_options
 from git_evidence.plumbing import lookups
 from git_evidence.plumbing.context import require_commit
 from git_evidence.plumbing.git import Git
+from git_evidence.plumbing.in_force import AskedRefs
 from git_evidence.policy.identity import client_identity
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ def run(args: argparse.Namespace) -> Report:
     git = Git()
     # Reads only: its lookups and objects share one cat-file each (plumbing/lookups.py).
     with lookups.live(git):
-        refs = git.refs()
+        refs = AskedRefs(git)  # the few refs it reads, asked of the object reader
         ranges = args.ranges or ["HEAD"]
         if args.base or not all(".." in text for text in ranges):
             policy, base = policy_and_base(git, refs, args.base, args.policy)

@@ -31,11 +31,10 @@ def run(args: argparse.Namespace) -> Report:
     git = Git()
     # Reads only: its lookups and objects share one cat-file each (plumbing/lookups.py).
     with lookups.live(git):
-        refs = git.refs()
         change = staged.staged_changes(git)
         who = client_identity(git.config_bool("evidence.trusted"))
         try:
-            policy = resolve(git, refs=refs).policy
+            policy = resolve(git).policy  # asks only the refs it reads
         except PolicyError as exc:
             return _broken_policy(git, exc, change.changes, who)
         return decision.decide(staged.gather(git, change, policy), policy, who)

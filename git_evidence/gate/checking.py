@@ -3,6 +3,8 @@ the base and policy a client compares with, and the freezes reported with it."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from git_evidence.core.facts import RefUpdate, RefView
 from git_evidence.core.oids import Oid, zero_oid
 from git_evidence.gate import pipeline
@@ -16,7 +18,7 @@ from git_evidence.policy.schema import Policy
 
 
 def policy_and_base(
-    git: Git, refs: dict[str, Oid], base: str | None, draft: str | None = None
+    git: Git, refs: Mapping[str, Oid], base: str | None, draft: str | None = None
 ) -> tuple[Policy, Oid | None]:
     """``--base REF``: that commit and the policy it carries; else the client's policy
     and the upstream (or the remote's base branch, or the local one). ``--policy FILE``
@@ -28,7 +30,7 @@ def policy_and_base(
     return policy, default_base(git, refs, policy.base)
 
 
-def policy_only(git: Git, refs: dict[str, Oid], base: str | None, draft: str | None) -> Policy:
+def policy_only(git: Git, refs: Mapping[str, Oid], base: str | None, draft: str | None) -> Policy:
     """The policy ``policy_and_base`` gives, without looking for the default base: a
     range that names its own bottom (``A..B``) needs none."""
     if base:
@@ -38,7 +40,7 @@ def policy_only(git: Git, refs: dict[str, Oid], base: str | None, draft: str | N
 
 def check_range(
     git: Git,
-    refs: dict[str, Oid],
+    refs: Mapping[str, Oid],
     policy: Policy,
     who: Identity,
     bottom: Oid | None,
@@ -58,7 +60,7 @@ def check_range(
     return report
 
 
-def default_base(git: Git, refs: dict[str, Oid], base_ref: str) -> Oid | None:
+def default_base(git: Git, refs: Mapping[str, Oid], base_ref: str) -> Oid | None:
     upstream = git.resolve_commit("@{upstream}")
     if upstream:
         return upstream

@@ -67,6 +67,7 @@ class UpdatePlan(Slotted):
         "commit",
         "creates_base",
         "fast_forward",
+        "known",
         "listed",
         "named_ref",
         "notes",
@@ -92,6 +93,9 @@ class UpdatePlan(Slotted):
         # rev-list's lines for the range as the stream reads them: commit ids, and with
         # `--boundary` the boundary commits as `-<oid>` (stream_commits)
         self.listed: list[str] = []
+        # rev-list's lines for a range of one commit on its only parent, known from a
+        # lookup already: no rev-list is started for it (``_one_commit_ranges``)
+        self.known: bytes | None = None
         self.named_ref = named_ref  # False for `check` ranges: no ref-name rules
         # the update creates [rules].base itself, which does not exist here (a first push)
         self.creates_base = False
@@ -143,7 +147,33 @@ def plan_updates(
         if view.base is not None:
             facts.base = _base_of(git, facts.commit, view.base, exclude_here)
         facts.revlist = (facts.commit, "--not", *exclude_here)
+    _one_commit_ranges(git, plans)
     return plans
+
+
+def _one_commit_ranges(git: Git, plans: Sequence[UpdatePlan]) -> None:
+    """A range ``C --not P`` (``--boundary`` too) where ``P`` is ``C``'s only parent is
+    ``C`` alone: rev-list would print ``C P`` (and the boundary ``-P``). Its parents are
+    asked in the lookups the command keeps open, and the lines kept for the stream, so
+    the everyday push and one-commit check start no rev-list."""
+    single = [
+        p
+        for p in plans
+        if p.revlist is not None
+        and p.commit is not None
+        and len(p.revlist) - (p.revlist[0] == "--boundary") == 3
+        and p.revlist[-2] == "--not"
+    ]
+    if not single:
+        return
+    hits = batch.check(git, [f"{p.commit}^{n}" for p in single for n in (1, 2)])
+    for i, plan in enumerate(single):
+        first, second = hits[2 * i], hits[2 * i + 1]
+        assert plan.revlist is not None
+        parent = plan.revlist[-1]
+        if second is None and first is not None and first[1] == "commit" and first[0] == parent:
+            boundary = f"-{parent}\n" if plan.revlist[0] == "--boundary" else ""
+            plan.known = f"{plan.commit} {parent}\n{boundary}".encode()
 
 
 def _base_of(git: Git, commit: Oid, base_tip: Oid, protected: Sequence[Oid]) -> Oid | None:
@@ -203,7 +233,9 @@ def stream_commits(
     judged = [p for p in plans if p.revlist is not None]
     members: list[list[str]] = [p.listed for p in judged]
     parents = {} if parents is None else parents
-    chunks = diff_tree_chunks(git, [p.revlist or () for p in judged], members, parents)
+    revlists = [p.revlist or () for p in judged]
+    known = [p.known for p in judged]
+    chunks = diff_tree_chunks(git, revlists, members, parents, known)
     with CatFile(git) as blobs:
         yield from parse_raw(
             itertools.chain.from_iterable(chunks),

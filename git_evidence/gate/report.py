@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import shlex
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
@@ -92,6 +91,8 @@ def given_options(args: object) -> tuple[str, ...]:
     for dest, flag in CARRIED:
         value = getattr(args, dest, None)
         if value:
+            import shlex  # only when options are carried into a hint
+
             words += [flag, shlex.quote(str(value))]
     return tuple(words)
 

@@ -8,9 +8,8 @@ store.py's, so the record is tested from bytes alone."""
 from __future__ import annotations
 
 import functools
-import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
 from git_evidence.core.errors import EvidenceError
@@ -124,7 +123,17 @@ class Lock:
         return dict(self.trees) == dict(trees) and dict(self.files) == dict(files)
 
 
-_string = json.encoder.encode_basestring_ascii
+@functools.cache
+def _quoting() -> Callable[[str], str]:
+    # json's own quoting, imported with the first note written: a hook that reads only
+    # the validated-note cache loads no json
+    from json.encoder import encode_basestring_ascii
+
+    return encode_basestring_ascii
+
+
+def _string(text: str) -> str:
+    return _quoting()(text)
 
 
 def _entry_json(entry: Entry) -> str:
@@ -186,6 +195,8 @@ def _exact_record(data: bytes, annotated: Oid) -> None:
 def parse_note(data: bytes, annotated: Oid, *, known_canonical: bool = False) -> Lock:
     """Exactly one canonical lock record pinning ``annotated``, byte for byte, or
     LockInvalid. ``known_canonical``: this very blob was validated before (LockCache)."""
+    import json
+
     if not known_canonical:
         _exact_record(data, annotated)
     try:

@@ -8,9 +8,11 @@ where the records live in git, and what reading them there costs."""
 
 from __future__ import annotations
 
-import json
+import contextlib
+import marshal
 import os
 from collections.abc import Sequence
+from typing import Any
 
 from git_evidence.core.facts import LockRef
 from git_evidence.core.oids import ZERO_OID, Oid, is_oid
@@ -19,7 +21,7 @@ from git_evidence.plumbing import batch
 from git_evidence.plumbing.git import Git
 from git_evidence.plumbing.repo_dirs import common_dir, remember_common_dir
 
-CACHE_DIR = "locks-v2"
+CACHE_DIR = "locks-v3"
 
 # First-parent commits whose notes are looked up by path before every note is listed,
 # the nearest FIRST of them on their own (each path costs ~50 µs at 20,000 notes).
@@ -151,11 +153,14 @@ def resolve_commit(git: Git, rev: str) -> Oid | None:
 
 class LockCache:
     """What full validation learned about a note blob, kept in the repository
-    (``<git dir>/git-evidence/locks-v2/<blob>``). A blob id names its content, so an
+    (``<git dir>/git-evidence/locks-v3/<blob>``). A blob id names its content, so an
     entry can never describe another note; only processes that can write the git
-    directory (the server's own hooks) can add one. The directory's version changes
-    whenever validation becomes stricter (v2: a note must be the record's exact bytes),
-    so an entry never vouches for a note that the rules of today refuse."""
+    directory (the server's own hooks) can add one. An entry is ``marshal``'s plain
+    values (loading runs no code, and needs no json), stamped with the summary's
+    fields and the size and time of the module that validates a note, so an upgrade
+    (or an edit of a development tree) that makes validation stricter never takes an
+    entry it would refuse; the directory's version changes with the entry's shape
+    (v2: a note must be the record's exact bytes; v3: marshal, stamped)."""
 
     def __init__(self, git: Git) -> None:
         self._git = git
@@ -170,32 +175,46 @@ class LockCache:
 
     def get(self, blob: str) -> CachedLock | None:
         try:
-            with open(self._path(blob), encoding="utf-8") as handle:
-                doc = json.load(handle)
-            return CachedLock(
-                doc["commit"],
-                doc["trees"],
-                doc["digest"],
-                doc["files"],
-                doc["pinned_by"],
-                doc["pinned_at"],
-                doc["outside"],
-            )
-        except (OSError, ValueError, KeyError, TypeError):
+            with open(self._path(blob), "rb") as handle:
+                stamp, values = marshal.load(handle)
+            if stamp != _stamp() or not stamp:
+                return None
+            summary = CachedLock(*values)
+            if not (isinstance(summary.trees, dict) and isinstance(summary.digest, str)):
+                return None
+            return summary
+        except (OSError, EOFError, ValueError, TypeError):
             return None
 
     def put(self, blob: str, lock: Lock | CachedLock) -> None:
         """Learn a validated note: its lock, or the summary a scan of it proved."""
         summary = lock.summary() if isinstance(lock, Lock) else lock
+        stamp = _stamp()
+        if not stamp:
+            return
         path = self._path(blob)
+        tmp = f"{path}.{os.getpid()}.tmp"
         try:
+            record: Any = (stamp, tuple(summary))
+            data = marshal.dumps(record)
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            tmp = f"{path}.{os.getpid()}.tmp"
-            with open(tmp, "w", encoding="utf-8") as handle:
-                json.dump(summary._asdict(), handle)
+            with open(tmp, "wb") as handle:
+                handle.write(data)
             os.replace(tmp, path)
-        except OSError:
-            pass  # a cache that cannot be written only costs time
+        except (OSError, ValueError):
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)  # a cache that cannot be written only costs time
+
+
+def _stamp() -> tuple[object, ...]:
+    """What an entry is stamped with: its version, the summary's fields, and the size
+    and time of ``record.py``, which validates a note (empty when it cannot be read:
+    then nothing is kept or taken)."""
+    try:
+        info = os.stat(os.path.join(os.path.dirname(os.path.abspath(__file__)), "record.py"))
+    except OSError:
+        return ()
+    return (CACHE_DIR, CachedLock._fields, info.st_size, info.st_mtime_ns)
 
 
 def read_lock(

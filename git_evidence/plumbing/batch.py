@@ -1,19 +1,17 @@
-"""``git cat-file``: the one reader of objects by name, in the three modes its callers
-need, and the one parser of its answers (``<oid> <type> <size>``, or ``<spec>
-missing``).
+"""``git cat-file``: the one reader of objects by name, in the three modes its callers need,
+and the one parser of its answers (``<oid> <type> <size>``, or ``<spec> missing``).
 
-* lookups (``check``): one ``--batch-check`` for a list of object expressions, headers
-  only: a blob's bytes are never read to learn that it exists;
-* one at a time (``CatFile``): one persistent ``--batch`` asked object by object, for a
-  caller whose next question depends on the last answer;
-* in bulk (``read_blobs``): ``--batch --buffer`` for a long list of blobs known ahead,
-  one process per CPU, the whole list written by a thread while the blobs are read
-  into one buffer through a widened pipe (the lock's hashing).
+* lookups (``check``): one ``--batch-check`` for a list of object expressions, headers only: a
+  blob's bytes are never read to learn that it exists;
+* one at a time (``CatFile``): one persistent ``--batch`` asked object by object, for a caller
+  whose next question depends on the last answer;
+* in bulk (``read_blobs``): ``--batch --buffer`` for a long list of blobs known ahead, one
+  process per CPU, the whole list written by a thread while the blobs are read into one buffer
+  through a widened pipe (the lock's hashing).
 
-Apart from git.py because it is a protocol of its own (framing, a reader that must
-never fall out of step with git's answers, threads); it starts git through
-``stream.StartsGit`` (a ``git.Git``), so git.py, which asks it for ``blob_at``, is not
-imported back."""
+Apart from git.py because it is a protocol of its own (framing, a reader that must never fall
+out of step with git's answers, threads); it starts git through ``stream.StartsGit`` (a
+``git.Git``), so git.py, which asks it for ``blob_at``, is not imported back."""
 
 from __future__ import annotations
 
@@ -39,9 +37,8 @@ Content: TypeAlias = memoryview | Iterator[memoryview]
 PARALLEL_MIN = 400  # blobs a second cat-file process must have to be worth starting
 PARALLEL_MAX = 4  # cat-file processes at most
 MAX_HEADER = 1 << 16  # no answer's first line is longer (a spec is a line of input)
-# Inside a ``lookups.live`` block, a short list of lookups goes to that block's one
-# persistent ``--batch-check`` instead of a process of its own; a longer one still
-# gets its own, written and read at once.
+# Inside a ``lookups.live`` block, a short list of lookups goes to that block's one persistent
+# ``--batch-check`` instead of a process of its own; a longer one gets its own, all at once.
 LIVE_MAX = 64
 # The commands a failure names.
 ONE_AT_A_TIME = ["git", "cat-file", "--batch"]
@@ -139,9 +136,12 @@ class CatFile:
             assert self._proc.stdout is not None
             self._reader = _Reader(cast(io.BufferedReader, self._proc.stdout), ONE_AT_A_TIME)
         proc, reader = self._proc, self._reader
-        assert proc.stdin is not None and reader is not None
-        proc.stdin.write(line)
-        proc.stdin.flush()
+        assert proc.stdin is not None and proc.stderr is not None and reader is not None
+        try:
+            proc.stdin.write(line)
+            proc.stdin.flush()
+        except BrokenPipeError:  # git ended before the question (not a repository)
+            raise GitError(ONE_AT_A_TIME, proc.wait(), b"", proc.stderr.read()) from None
         found = parse_header(reader.header())
         if found is None:
             return None

@@ -15,7 +15,7 @@ reads a policy's ``source`` text to learn where it came from."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, NamedTuple
 
 from git_evidence.core.errors import PolicyError, UsageError
@@ -28,11 +28,11 @@ from git_evidence.policy.parsing import (
     parse_policy,
     read_sealed,
 )
-from git_evidence.policy.pinned import Pin, parse_pinned, pinned_commit, verify
 from git_evidence.policy.schema import POLICY_FILE, Origin, Policy
 
 if TYPE_CHECKING:  # a pinned policy is read without git: its modules load when asked
     from git_evidence.plumbing.git import Git
+    from git_evidence.policy.pinned import Pin  # the guard's alone: loaded when asked
 
 DEFAULT_BASE = "refs/heads/main"
 SEALED_KEY = "evidence.policyFile"
@@ -71,8 +71,9 @@ def resolve(
     ``at``: the policy the commit ``at`` names carries (``--base REF``, a job's base; a
     commit id is taken as it is), unless a sealed file wins. Otherwise read where the
     ``server`` reads it, or a client (``remote``: the remote whose tracking refs stand
-    for the server). ``refs``: every
-    ref, when the caller has them (asked otherwise). ``cached=False`` for a reader
+    for the server). ``refs``: every ref, when the caller has them; otherwise a
+    server lists them, and a client asks only the few it reads, of the object reader
+    that then reads the policy (no ``for-each-ref``). ``cached=False`` for a reader
     that must not trust what the git directory keeps. ``pinned``: the agent guard's
     pinned copy, which alone is read then (``git`` may be None: no git is asked)."""
     if pinned is not None:
@@ -89,10 +90,9 @@ def resolve(
         if commit is None:
             raise UsageError(f"{at!r} does not name a commit")
         return InForce(policy_at(git, commit, cached), at, commit)
-    known = git.refs() if refs is None else refs
     if server:
-        return _server(git, known)
-    return _client(git, remote, known, cached)
+        return _server(git, git.refs() if refs is None else refs)
+    return _client(git, remote, AskedRefs(git) if refs is None else refs, cached)
 
 
 def policy_at(git: Git, rev: str | None, cached: bool = True) -> Policy:
@@ -145,6 +145,8 @@ def _pinned(pin: Pin) -> InForce:
     """The guard's pinned policy, and the ref and commit it was read from when it was
     pinned; a ``PolicyError`` naming the repair when it cannot be read or was changed.
     Its parsed values first, when their digest and the validating code match."""
+    from git_evidence.policy.pinned import parse_pinned, pinned_commit, verify
+
     try:
         with open(pin.path, "rb") as handle:
             data: bytes | None = handle.read()
@@ -225,10 +227,54 @@ def _client(git: Git, remote: str | None, refs: Mapping[str, Oid], cached: bool)
     return InForce(policy, ref, rev)
 
 
+class AskedRefs(Mapping[str, Oid]):
+    """The refs a client reads, each asked when first wanted of the one object reader
+    (``cat-file --batch``, the ``lookups.live`` block's when there is one) that also
+    reads the policy: the two or three names ``client_refs`` and ``tracking_ref``
+    build (and ``check``'s notes ref), where listing every ref is a process of its own.
+    Only full names under ``refs/`` are asked; one git does not find as it is is looked
+    for under ``refs/`` too, as git reads a ref name, so only a ref the clone's owner
+    made could answer for it. Not iterable: a caller that needs every ref lists them."""
+
+    def __init__(self, git: Git) -> None:
+        self._git = git
+        self._known: dict[str, Oid | None] = {}
+
+    def _get(self, name: str) -> Oid | None:
+        if name not in self._known:
+            from git_evidence.plumbing.batch import CatFile
+
+            with CatFile(self._git) as cat:
+                hit = cat.get(name)
+            self._known[name] = hit[0] if hit is not None else None
+        return self._known[name]
+
+    def __getitem__(self, name: str) -> Oid:
+        found = self._get(name)
+        if found is None:
+            raise KeyError(name)
+        return found
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name.startswith("refs/") and self._get(name) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        raise TypeError("the refs a client asks one by one cannot be listed")
+
+    def __len__(self) -> int:
+        raise TypeError("the refs a client asks one by one cannot be counted")
+
+
 def _first_client_ref(
     git: Git, remote: str | None, refs: Mapping[str, Oid]
 ) -> tuple[str, Oid | None]:
     for candidate in client_refs(remote)[:2]:
         if candidate in refs:
             return candidate, refs[candidate]
+    if isinstance(refs, AskedRefs):  # the reader that asked the refs answers HEAD too
+        from git_evidence.plumbing.batch import CatFile
+
+        with CatFile(git) as cat:
+            hit = cat.get("HEAD^{commit}")
+        return "HEAD", hit[0] if hit is not None and hit[1] == "commit" else None
     return "HEAD", git.resolve_commit("HEAD")

@@ -2,8 +2,9 @@
 common git directory (the caches of validated locks and parsed policies live under
 it) and the current HEAD with the merge in progress, if any. Found with as few git
 processes as can be: none when git gave a hook its ``GIT_DIR`` or a work tree's own
-``.git`` directory is found above the current one, else one ``rev-parse`` a process,
-which the pre-commit hook also asks for HEAD and MERGE_HEAD.
+``.git`` directory is found above the current one (whose HEAD and MERGE_HEAD files the
+pre-commit hook then reads), else one ``rev-parse`` a process, which the pre-commit
+hook also asks for HEAD and MERGE_HEAD.
 
 Apart from git.py because it remembers answers for the whole process, by directory."""
 
@@ -115,8 +116,17 @@ class HeadState:
 
 
 def head_state(git: Git) -> HeadState:
-    """One ``rev-parse`` (which names the common directory too); on an unborn branch,
-    or an answer of another shape, one question at a time."""
+    """In a main work tree found as git finds it (``_discovered``), its HEAD and
+    MERGE_HEAD files and the commit HEAD names asked of the object reader (the
+    ``lookups.live`` block's, which the policy is then read with): no process of its
+    own. Elsewhere one ``rev-parse`` (which names the common directory too); on an
+    unborn branch, or an answer of another shape, one question at a time."""
+    where = _where(git)
+    found = None if where[1] else _discovered(where[0])
+    state = _from_files(git, found) if found is not None else None
+    if state is not None:
+        COMMON_DIRS.setdefault(where, found or "")
+        return state
     code, out = git.run(
         "rev-parse",
         "--git-common-dir",
@@ -135,6 +145,30 @@ def head_state(git: Git) -> HeadState:
     remember_common_dir(git, lines[0].encode("utf-8", "surrogateescape"))
     branch = lines[3] if lines[3].startswith("refs/") else ""  # "HEAD": detached
     return HeadState(Oid(lines[2]), branch, _read_merge_heads(_absolute(git, lines[1])))
+
+
+def _from_files(git: Git, git_dir: str) -> HeadState | None:
+    """HEAD from the files of ``git_dir``; None when its HEAD file says anything but a
+    plain ``ref:`` line or a commit id (the reftable format's placeholder, say)."""
+    try:
+        with open(os.path.join(git_dir, "HEAD"), "rb") as handle:
+            text = handle.read(4096).decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if text.startswith("ref: refs/") and text.endswith("\n") and text.count("\n") == 1:
+        branch = text[len("ref: ") : -1]
+        if branch.strip() != branch or branch.endswith(".invalid"):
+            return None
+    elif is_oid(text.strip()):
+        branch = ""  # detached
+    else:
+        return None
+    from git_evidence.plumbing.batch import CatFile
+
+    with CatFile(git) as cat:
+        hit = cat.get("HEAD^{commit}")
+    commit = hit[0] if hit is not None and hit[1] == "commit" else None
+    return HeadState(commit, branch, _read_merge_heads(os.path.join(git_dir, "MERGE_HEAD")))
 
 
 def _read_merge_heads(path: str) -> list[Oid]:

@@ -93,6 +93,7 @@ def diff_tree_chunks(
     revlists: Sequence[Sequence[str]],
     members: Sequence[list[str]],
     parents: dict[str, list[str]] | None = None,
+    known: Sequence[bytes | None] = (),
 ) -> Generator[list[bytes], None, None]:
     """``diff_tree_stream``'s tokens a list at a time (every whole token of one
     read), so a reader loops over lists instead of resuming a generator per token;
@@ -103,7 +104,9 @@ def diff_tree_chunks(
 
     ``parents``, when given, is filled with each listed commit's parents (the
     listing is ``rev-list --parents``) before git answers: the endpoint rule's
-    graph, and whether a range is one chain, come from it. A merge is diffed as
+    graph, and whether a range is one chain, come from it. ``known[i]``, when given,
+    is what that listing would print, found without it (a range of one commit on its
+    only parent): no rev-list is started for it. A merge is diffed as
     one combined diff (``-c``): the paths that differ from every parent, which git
     finds without walking what the merge took whole from one parent (a subtree
     pull, an octopus merge); diffing each merge against each parent in the stream
@@ -139,11 +142,13 @@ def diff_tree_chunks(
         # are then complete while the commits are diffed (the time budget's
         # refusal says how many of them were judged).
         listings = []
-        for args, member in zip(revlists, members, strict=False):
-            lister = git.popen("rev-list", "--parents", *args, "--", buffered=True)
-            listed, stderr = lister.communicate()
-            if lister.returncode != 0:
-                raise GitError(["git", "rev-list", *args], lister.returncode, b"", stderr)
+        for index, (args, member) in enumerate(zip(revlists, members, strict=False)):
+            listed = known[index] if index < len(known) else None
+            if listed is None:
+                lister = git.popen("rev-list", "--parents", *args, "--", buffered=True)
+                listed, stderr = lister.communicate()
+                if lister.returncode != 0:
+                    raise GitError(["git", "rev-list", *args], lister.returncode, b"", stderr)
             lines = []
             for words in map(bytes.split, listed.splitlines()):
                 oid = sys.intern(words[0].decode())

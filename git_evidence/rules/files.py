@@ -6,7 +6,6 @@ the problems the gathering side found, in; findings out."""
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -63,6 +62,8 @@ def decide_labels_file(
         return []
     shown = _literal(path)
     if staged:
+        import shlex  # a refusal's hint only
+
         hint = (
             f"correct {shown} at the line named and stage it again (`git add -- "
             f"{shlex.quote(shown)}`); committed, labels that do not parse stop every "

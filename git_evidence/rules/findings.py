@@ -7,7 +7,6 @@ deciders so each of them builds findings one way."""
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -197,6 +196,8 @@ def restore_args(found: Sequence[str]) -> str:
         listed = sorted({p.rpartition("/")[0] or p for p in listed})
     if len(listed) > MAX_RESTORE:
         return "PATH... (each evidence path listed above)"
+    import shlex  # a refusal's hint only: an allowed change never loads it
+
     return " ".join(shlex.quote(p) for p in listed)
 
 

@@ -8,6 +8,7 @@ and the full path agree, and a forged note is still refused there."""
 from __future__ import annotations
 
 import json
+import marshal
 import shutil
 from pathlib import Path
 from typing import Any
@@ -21,8 +22,9 @@ from hypothesis import strategies as st
 from git_evidence.core.facts import Entry
 from git_evidence.core.oids import Oid
 from git_evidence.core.records import canonical_json
-from git_evidence.lock.record import Lock, LockInvalid, outside_roots, parse_note
+from git_evidence.lock.record import CachedLock, Lock, LockInvalid, outside_roots, parse_note
 from git_evidence.lock.scan import scan_note
+from git_evidence.lock.store import CACHE_DIR
 
 COMMIT = Oid("c" * 40)
 hexes = st.text(alphabet="0123456789abcdef", min_size=40, max_size=40)
@@ -209,8 +211,11 @@ def fetched(work: Work, tmp_path: Path) -> Work:
 
 
 def cache_of(work: Work) -> list[dict[str, Any]]:
-    folder = work.path / ".git" / "git-evidence" / "locks-v2"
-    return [json.loads(p.read_text()) for p in sorted(folder.iterdir())]
+    folder = work.path / ".git" / "git-evidence" / CACHE_DIR
+    return [
+        dict(zip(CachedLock._fields, marshal.loads(p.read_bytes())[1], strict=True))
+        for p in sorted(folder.iterdir())
+    ]
 
 
 def forget_cache(work: Work) -> None:

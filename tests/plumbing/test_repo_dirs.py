@@ -1,6 +1,7 @@
-"""`repo_dirs.head_state` and `common_dir` in real repositories: one `rev-parse` gives
-what `symbolic-ref`, `rev-parse --verify` and `--git-path MERGE_HEAD` give one by one,
-in every state HEAD can be in."""
+"""`repo_dirs.head_state` and `common_dir` in real repositories: the HEAD files of a
+main work tree (with the object reader for the commit), or one `rev-parse`, give what
+`symbolic-ref`, `rev-parse --verify` and `--git-path MERGE_HEAD` give one by one, in
+every state HEAD can be in."""
 
 from __future__ import annotations
 
@@ -97,11 +98,26 @@ class CountingGit(Git):
         return super().run(*args, **kw)  # type: ignore[arg-type]
 
 
-def test_one_rev_parse_answers_everything_on_a_branch_and_detached(work: Work) -> None:
+def test_a_main_work_tree_runs_no_git_command_on_a_branch_and_detached(work: Work) -> None:
     for detach in (False, True):
         if detach:
             work.git("checkout", "-q", "--detach")
+        repo_dirs.COMMON_DIRS.clear()
         counting = CountingGit(cwd=str(work.path))
+        counting.ran = []
+        repo_dirs.head_state(counting)
+        repo_dirs.common_dir(counting)
+        assert counting.ran == []  # the files, and the object reader for the commit
+
+
+def test_one_rev_parse_answers_everything_in_a_linked_worktree(work: Work) -> None:
+    other = work.path.parent / "other"
+    work.git("worktree", "add", "-q", "-b", "topic", str(other))
+    for detach in (False, True):
+        if detach:
+            git(other, "checkout", "-q", "--detach")
+        repo_dirs.COMMON_DIRS.clear()
+        counting = CountingGit(cwd=str(other))
         counting.ran = []
         repo_dirs.head_state(counting)
         repo_dirs.common_dir(counting)
