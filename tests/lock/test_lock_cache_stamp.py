@@ -12,6 +12,7 @@ from helpers.repos import git
 
 from git_evidence.core.oids import Oid
 from git_evidence.lock import pinning, store
+from git_evidence.lock.record import CachedLock
 from git_evidence.lock.store import LockCache
 from git_evidence.plumbing import repo_dirs
 from git_evidence.plumbing.git import Git
@@ -43,7 +44,7 @@ def test_an_entry_is_plain_marshal_values_stamped_with_the_validating_code(
     repo, blob, entry = pinned
     stamp, values = marshal.loads(entry.read_bytes())
     assert stamp == store._stamp() and stamp[0] == store.CACHE_DIR
-    assert LockCache(repo).get(blob) == store.CachedLock(*values)
+    assert LockCache(repo).get(blob) == CachedLock(*values)
 
 
 def test_a_planted_entry_stamped_by_other_code_is_not_taken(
