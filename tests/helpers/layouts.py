@@ -46,9 +46,23 @@ def make_venv(where: Path, *, outer: bool = True, evidence: bool = True) -> Path
         lines.append(str(PROJECT))
     if outer:  # its packages only: not its .pth files (the editable finder of this
         # checkout's git evidence among them)
-        lines.append(OUTER)
+        lines.append(OUTER if evidence else _without_evidence(where))
     (site / "outer.pth").write_text("".join(line + "\n" for line in lines))
     return python
+
+
+def _without_evidence(where: Path) -> str:
+    """The outer packages less git evidence: where it is installed beside pytest (a
+    non-editable install), a folder of links to every other entry of theirs."""
+    outer = Path(OUTER)
+    if not any(outer.glob("git_evidence*")):
+        return OUTER
+    view = where / "outer-less-evidence"
+    view.mkdir()
+    for entry in outer.iterdir():
+        if not entry.name.startswith(("git_evidence", "git-evidence", "__editable__")):
+            (view / entry.name).symlink_to(entry)
+    return str(view)
 
 
 def policy(command: list[str], extra: str = "") -> str:
