@@ -564,8 +564,6 @@ RAW_METHODS = frozenset({"run", "out", "text", "attempt", "popen"})
 # a step to do (a named question on `Git`). The list only shrinks: a module that asks
 # by name now must leave it, and no module may join it.
 RAW_GIT_ALLOWED = {
-    # the judge's tree of a revision and its top level, beside its result's rework
-    "git_evidence.judge.judgement": 2,
     # the CI job's fetches and the remote's address, beside the forge's own rework
     "git_evidence.forge.ci": 2,
     # the lock's walks, its stat check, its blob hashing, its common directory: the

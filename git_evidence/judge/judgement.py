@@ -176,8 +176,7 @@ class _Judgement:
     ) -> dict[str, Any]:
         """The judgement in its own area, the repository fingerprinted around it."""
         git = self.git
-        code, out = git.run("rev-parse", "--show-toplevel", ok_codes=(0, 128))
-        top = out.decode("utf-8", "surrogateescape").strip() if code == 0 else None  # bare
+        top = git.toplevel()  # None in a bare repository
         area = workspace.make_area(top)
         dirs = held.repository_dirs(git)
         state = repo_state.repository_state(dirs)
@@ -222,7 +221,7 @@ class _Judgement:
                 signals = Signals(patch_invalid=True)
                 why = explain(PATCH_INVALID, signals, base=base, props=by_id, patch_error=str(exc))
                 return self.built(Found(PATCH_INVALID, why, signals))
-        tree = reader.text("rev-parse", f"{treeish}^{{tree}}")
+        tree = reader.tree_of(treeish)
         self.facts = self.facts._replace(candidate_tree=tree)
         changes = steps.changed_paths(reader, base, treeish)
         first_ws = area.workspace(1)

@@ -232,6 +232,10 @@ class Git(Process):
     def empty_tree(self) -> Oid:
         return Oid(self.text("hash-object", "-t", "tree", "/dev/null"))
 
+    def tree_of(self, rev: str) -> Oid:
+        """The id of the tree ``rev`` names (a commit's root tree, or a tree itself)."""
+        return Oid(self.text("rev-parse", "--verify", "--end-of-options", f"{rev}^{{tree}}"))
+
     def peel_all(self, revs: Sequence[str]) -> dict[str, Oid | None]:
         """Each rev peeled to a commit id; None when it does not peel to one (a tag on
         a blob or a tree, a missing object)."""
