@@ -18,7 +18,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from git_evidence import __version__
 from git_evidence.core.errors import EvidenceError, UsageError
@@ -46,7 +46,7 @@ from git_evidence.judge.signals import (
     any_disagreement,
     signals_from_runs,
 )
-from git_evidence.judge.text import explain, failing_output
+from git_evidence.judge.text import explain, failing_lines
 from git_evidence.lock import store
 from git_evidence.plumbing.context import require_commit
 from git_evidence.plumbing.git import Git
@@ -57,6 +57,9 @@ from git_evidence.policy.properties import JudgeProperty
 from git_evidence.policy.schema import Policy
 from git_evidence.sandbox import repo_state, runner
 from git_evidence.terminal.progress import Progress
+
+if TYPE_CHECKING:
+    from git_evidence.ledger.entries import Freeze
 
 
 def judge(git: Git, request: Request) -> dict[str, Any]:
@@ -75,7 +78,7 @@ def judge(git: Git, request: Request) -> dict[str, Any]:
     shard = None
     if request.shard:
         props, shard = shards.select(props, *request.shard)
-    patch = _read_patch(request.patch) if request.patch else None
+    patch = workspace.read_patch(request.patch) if request.patch else None
     who = server_pusher(os.environ)
     facts = Facts(
         base,
@@ -211,89 +214,37 @@ class _Judgement:
         pin: steps.Pin,
         props: Sequence[JudgeProperty],
     ) -> dict[str, Any]:
-        git, policy, base = self.git, self.policy, self.facts.base
-        reader, treeish = git, candidate or ""
-        by_id = {p.id: p for p in props}
-        if patch is not None:
-            try:
-                reader, treeish = workspace.patched_tree(git, base, patch, area)
-            except workspace.PatchInvalid as exc:
-                signals = Signals(patch_invalid=True)
-                why = explain(PATCH_INVALID, signals, base=base, props=by_id, patch_error=str(exc))
-                return self.built(Found(PATCH_INVALID, why, signals))
-        tree = reader.tree_of(treeish)
-        self.facts = self.facts._replace(candidate_tree=tree)
-        changes = steps.changed_paths(reader, base, treeish)
+        """The steps in order: the candidate's tree, its evidence, the sandbox, the
+        runs, what they changed, the class (a patch that does not apply, changed
+        evidence and a shadowed import end it early)."""
+        base, by_id = self.facts.base, {p.id: p for p in props}
+        tree = self._candidate_tree(area, candidate, patch, by_id)
+        if isinstance(tree, Found):
+            return self.built(tree)
         first_ws = area.workspace(1)
-        workspace.export_tree(reader, treeish, first_ws)
-        before = steps.drift(first_ws, pin, policy)
-        drift: dict[str, Any] = {"before": [steps.drift_json(d) for d in before], "after": []}
-        evidence, first = steps.evidence_signals(policy, changes, before)
+        evidence, first, drift = self._evidence(*tree, first_ws, pin)
         if not runs_before_runs(first):
             klass = classify(first)
             why = explain(klass, first, base=base, props=by_id)
             return self.built(Found(klass, why, first, evidence=evidence, drift=drift))
-
-        spaces = [first_ws]
-        chains = sum(len(p.seeds) * (1 + len(p.must_fail) + len(p.must_pass)) for p in props)
-        for number in range(2, min(self.request.jobs, chains) + 1):
-            workspace.copy_workspace(first_ws, area.workspace(number))
-            spaces.append(area.workspace(number))
-        env = steps.run_env(area, policy.judge.env)
-        extra_ro: list[str] = []
-        if self.sealed is not None:
-            env.update(steps.sealed_env(self.sealed, area, env))
-            extra_ro.append(os.path.join(area.root, "sealed"))
-        outputs = [p for p in (self.request.out, self.request.log) if p]
-        hold = held.hold(
-            git, policy, props, first_ws, top=top, outputs=outputs, extra_ro=extra_ro, env=env
-        )
-        self.facts = self.facts._replace(
-            sandbox=hold.box.as_json(), pythonpath=tuple(hold.pythonpath)
-        )
-        packages = held.top_packages(first_ws, hold.pythonpath)
-        env["EVIDENCE_PACKAGES"] = ",".join(packages)
+        spaces = self._workspaces(first_ws, area, props)
+        env, hold, packages = self._hold(area, props, first_ws, top)
         shadow = held.preflight(props, first_ws, area, env, hold)
         if shadow:
             signals = replace(first, held=first.held + shadow)
             why = explain(HELD, signals, base=base, props=by_id)
             return self.built(Found(HELD, why, signals, evidence=evidence, drift=drift))
-        loaded = held.runner_config_files(first_ws)
-        with Progress("judging") as progress:
-            results = steps.run_properties(props, spaces, area, env, progress, hold)
-        if self.request.verbose:
-            _show_failures(results)
-        held.never_started(results)
-        origins = held.import_origins(results, spaces, packages)
-        self.facts = self.facts._replace(dropped_origins=origins["dropped"])
-        if origins["outside"]:
-            raise held.outside_error(origins["outside"])
-        self.facts = self.facts._replace(import_origins=origins["origins"])
-        after: dict[str, Drift] = {}
-        for space in spaces:
-            for item in steps.drift(space, pin, policy):
-                after.setdefault(item.path, item)
-        drift["after"] = [steps.drift_json(d) for d in after.values()]
-        breach = tuple(f"changed during the run: {d.describe()}" for d in after.values())
-        breach += tuple(held.runner_config_written(loaded, spaces))
-        if store.find_lock(git, policy.notes_ref, base) != steps.lock_ref(pin):
-            breach += (PIN_MOVED,)
-        freezes = {}
-        if any_disagreement(results):  # only then is the ledger read
-            now = datetime.now(timezone.utc)
-            freezes = active_freezes(steps.base_freezes(git, policy, base), now)
-        signals = signals_from_runs(results, freezes, replace(first, fixture_breach=breach))
-        klass = classify(signals)
-        if klass == FLAKE_CANDIDATE:
-            base_ws = area.workspace(0)
-            workspace.export_tree(git, base, base_ws)
-            signals = steps.flakes_on_base(signals, by_id, base_ws, area, env, hold)
-        runs = sum(len(r) for res in results for r in res.seeds.values())
-        writer = (
-            line_writer(None, git.config_get(WRITER_KEY), os.environ)[0]
-            if klass == FLAKE_CANDIDATE
-            else None
+        loaded = held.runner_config_files(first_ws)  # as it was before the runs
+        results = self._run(props, spaces, area, env, hold)
+        self._origins(results, spaces, packages)
+        breach = self._breach(spaces, pin, drift, loaded)
+        signals = signals_from_runs(
+            results, self._freezes(results), replace(first, fixture_breach=breach)
         )
+        klass, writer = classify(signals), None
+        if klass == FLAKE_CANDIDATE:
+            signals, writer = self._flakes(signals, by_id, area, env, hold)
+        runs = sum(len(r) for res in results for r in res.seeds.values())
         why = explain(
             klass,
             signals,
@@ -306,25 +257,142 @@ class _Judgement:
         )
         return self.built(Found(klass, why, signals, results, evidence, drift, writer))
 
+    def _candidate_tree(
+        self,
+        area: workspace.Area,
+        candidate: Oid | None,
+        patch: bytes | None,
+        by_id: dict[str, JudgeProperty],
+    ) -> tuple[Git, str] | Found:
+        """Where the candidate's tree is read from: the repository for a commit, a
+        scratch object store for a patch applied to the base (``patch-invalid`` when
+        it does not apply). The tree's id joins the facts."""
+        reader, treeish, base = self.git, candidate or "", self.facts.base
+        if patch is not None:
+            try:
+                reader, treeish = workspace.patched_tree(self.git, base, patch, area)
+            except workspace.PatchInvalid as exc:
+                signals = Signals(patch_invalid=True)
+                why = explain(PATCH_INVALID, signals, base=base, props=by_id, patch_error=str(exc))
+                return Found(PATCH_INVALID, why, signals)
+        self.facts = self.facts._replace(candidate_tree=reader.tree_of(treeish))
+        return reader, treeish
 
-def _show_failures(results: Sequence[PropertyRuns]) -> None:
-    """``-v``: the last lines of every failing run's output, on stderr."""
-    for result in results:
-        runs = [(result.prop.id, r) for seed_runs in result.seeds.values() for r in seed_runs]
-        runs += [
-            (f"{result.prop.id} {f.kind.replace('_', '-')} {f.path}", f.run)
-            for f in result.fixtures
-            if f.run is not None and not f.ok  # a must-fail fixture that failed is right
-        ]
-        for label, run in runs:
-            if run.failed and run.tail is not None:
-                lines = failing_output(label, run.seed, run.run, run.code, run.tail)
-                sys.stderr.write("\n".join(lines) + "\n")
+    def _evidence(
+        self, reader: Git, treeish: str, first_ws: str, pin: steps.Pin
+    ) -> tuple[dict[str, Any], Signals, dict[str, Any]]:
+        """Evidence first, nothing run: the changes base → candidate classified, the
+        candidate exported to the first workspace and its lock roots compared with
+        the pin. Returns the evidence, the signals so far, and the drift record (its
+        ``after`` filled once the runs are over)."""
+        changes = steps.changed_paths(reader, self.facts.base, treeish)
+        workspace.export_tree(reader, treeish, first_ws)
+        before = steps.drift(first_ws, pin, self.policy)
+        drift: dict[str, Any] = {"before": [steps.drift_json(d) for d in before], "after": []}
+        evidence, first = steps.evidence_signals(self.policy, changes, before)
+        return evidence, first, drift
 
+    def _workspaces(
+        self, first_ws: str, area: workspace.Area, props: Sequence[JudgeProperty]
+    ) -> list[str]:
+        """The first workspace and a copy per further job, no more than there are
+        chains of runs to share out."""
+        spaces = [first_ws]
+        chains = sum(len(p.seeds) * (1 + len(p.must_fail) + len(p.must_pass)) for p in props)
+        for number in range(2, min(self.request.jobs, chains) + 1):
+            workspace.copy_workspace(first_ws, area.workspace(number))
+            spaces.append(area.workspace(number))
+        return spaces
 
-def _read_patch(path: str) -> bytes:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except OSError as exc:
-        raise UsageError(f"cannot read the patch {path}: {exc.strerror}") from None
+    def _hold(
+        self,
+        area: workspace.Area,
+        props: Sequence[JudgeProperty],
+        first_ws: str,
+        top: str | None,
+    ) -> tuple[dict[str, str], runner.Held, list[str]]:
+        """The runs' environment (the sealed files read-only beside it) and the
+        sandbox that holds them; the sandbox and the import path join the facts."""
+        policy = self.policy
+        env = steps.run_env(area, policy.judge.env)
+        extra_ro: list[str] = []
+        if self.sealed is not None:
+            env.update(steps.sealed_env(self.sealed, area, env))
+            extra_ro.append(os.path.join(area.root, "sealed"))
+        outputs = [p for p in (self.request.out, self.request.log) if p]
+        hold = held.hold(
+            self.git, policy, props, first_ws, top=top, outputs=outputs, extra_ro=extra_ro, env=env
+        )
+        self.facts = self.facts._replace(
+            sandbox=hold.box.as_json(), pythonpath=tuple(hold.pythonpath)
+        )
+        packages = held.top_packages(first_ws, hold.pythonpath)
+        env["EVIDENCE_PACKAGES"] = ",".join(packages)
+        return env, hold, packages
+
+    def _run(
+        self,
+        props: Sequence[JudgeProperty],
+        spaces: list[str],
+        area: workspace.Area,
+        env: dict[str, str],
+        hold: runner.Held,
+    ) -> list[PropertyRuns]:
+        """Every property's runs, in the sandbox; an error if any never started."""
+        with Progress("judging") as progress:
+            results = steps.run_properties(props, spaces, area, env, progress, hold)
+        if self.request.verbose:
+            sys.stderr.write("".join(line + "\n" for line in failing_lines(results)))
+        held.never_started(results)
+        return results
+
+    def _origins(
+        self, results: Sequence[PropertyRuns], spaces: list[str], packages: list[str]
+    ) -> None:
+        """Where the runs imported from joins the facts; an import from outside the
+        workspaces is an error (the dropped ones are stated first)."""
+        origins = held.import_origins(results, spaces, packages)
+        self.facts = self.facts._replace(dropped_origins=origins["dropped"])
+        if origins["outside"]:
+            raise held.outside_error(origins["outside"])
+        self.facts = self.facts._replace(import_origins=origins["origins"])
+
+    def _breach(
+        self, spaces: list[str], pin: steps.Pin, drift: dict[str, Any], loaded: dict[str, str]
+    ) -> tuple[str, ...]:
+        """What changed during the runs: a lock root in any workspace (recorded in
+        ``drift["after"]``), a runner configuration written, the pin moved."""
+        after: dict[str, Drift] = {}
+        for space in spaces:
+            for item in steps.drift(space, pin, self.policy):
+                after.setdefault(item.path, item)
+        drift["after"] = [steps.drift_json(d) for d in after.values()]
+        breach = tuple(f"changed during the run: {d.describe()}" for d in after.values())
+        breach += tuple(held.runner_config_written(loaded, spaces))
+        lock = store.find_lock(self.git, self.policy.notes_ref, self.facts.base)
+        if lock != steps.lock_ref(pin):
+            breach += (PIN_MOVED,)
+        return breach
+
+    def _freezes(self, results: Sequence[PropertyRuns]) -> dict[tuple[str, str], Freeze]:
+        """The freezes active at the base; the ledger is read only when some runs
+        disagree."""
+        if not any_disagreement(results):
+            return {}
+        now = datetime.now(timezone.utc)
+        return active_freezes(steps.base_freezes(self.git, self.policy, self.facts.base), now)
+
+    def _flakes(
+        self,
+        signals: Signals,
+        by_id: dict[str, JudgeProperty],
+        area: workspace.Area,
+        env: dict[str, str],
+        hold: runner.Held,
+    ) -> tuple[Signals, str | None]:
+        """A flake candidate's tests run again on the base (a test flaky there too is
+        not the candidate's), and the writer a freeze line would name."""
+        base_ws = area.workspace(0)
+        workspace.export_tree(self.git, self.facts.base, base_ws)
+        signals = steps.flakes_on_base(signals, by_id, base_ws, area, env, hold)
+        return signals, line_writer(None, self.git.config_get(WRITER_KEY), os.environ)[0]

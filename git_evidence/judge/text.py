@@ -28,7 +28,8 @@ from git_evidence.judge.classes import (
 from git_evidence.policy.parsing import recorded_origin
 from git_evidence.policy.properties import JUNIT_PLACEHOLDER
 
-if TYPE_CHECKING:  # a data type only
+if TYPE_CHECKING:  # data types only
+    from git_evidence.judge.signals import PropertyRuns
     from git_evidence.policy.properties import JudgeProperty
 
 
@@ -269,3 +270,19 @@ def to_text(record: Mapping[str, Any]) -> str:
         lines.append(f"  freeze line: {record['freeze_line']}")
     lines.append("  freeze_allowed: false (the judge never writes a freeze)")
     return "\n".join(lines) + "\n"
+
+
+def failing_lines(results: Sequence[PropertyRuns]) -> list[str]:
+    """``-v``: the last lines of every failing run's output."""
+    lines: list[str] = []
+    for result in results:
+        runs = [(result.prop.id, r) for seed_runs in result.seeds.values() for r in seed_runs]
+        runs += [
+            (f"{result.prop.id} {f.kind.replace('_', '-')} {f.path}", f.run)
+            for f in result.fixtures
+            if f.run is not None and not f.ok  # a must-fail fixture that failed is right
+        ]
+        for label, run in runs:
+            if run.failed and run.tail is not None:
+                lines += failing_output(label, run.seed, run.run, run.code, run.tail)
+    return lines

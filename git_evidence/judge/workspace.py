@@ -18,7 +18,7 @@ import stat
 import tempfile
 from dataclasses import dataclass
 
-from git_evidence.core.errors import EvidenceError, GitError
+from git_evidence.core.errors import EvidenceError, GitError, UsageError
 from git_evidence.core.oids import Oid
 from git_evidence.core.path_globs import fold_path
 from git_evidence.core.paths import GITLINK_MODE, SYMLINK_MODE
@@ -184,3 +184,12 @@ def _write_blobs(
                 handle.write(data)
 
     batch.read_blobs(git, list(by_blob), take)
+
+
+def read_patch(path: str) -> bytes:
+    """The patch file a judgement is asked to apply to the base."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise UsageError(f"cannot read the patch {path}: {exc.strerror}") from None
