@@ -67,8 +67,7 @@ def run(args: argparse.Namespace) -> Report:
         view = client_view(remote, refs, policy)
         if not view.notes:
             notes.append(_no_lock(git, remote, policy.notes_ref))
-        report = pipeline.decide(git, updates, policy, view, who, entry="pre-push")
-        report.notes = notes
+        report = pipeline.decide(git, updates, policy, view, who, entry="pre-push", notes=notes)
         pipeline.show_findings(git, report, args.max_findings)
         return report
 

@@ -49,8 +49,7 @@ def run(args: argparse.Namespace) -> Report:
         view = server_view(refs, policy)
         aliases = server_aliases(git, refs, symrefs, updates)
         updates, notes = judged_refs(updates, aliases, {*view.protected, policy.notes_ref})
-        report = pipeline.decide(git, updates, policy, view, who, server_refs=refs)
-        report.notes = notes + report.notes
+        report = pipeline.decide(git, updates, policy, view, who, server_refs=refs, notes=notes)
         pipeline.show_findings(git, report, args.max_findings)
         # A long push leaves its walk to post-receive, outside the time budget.
         short = all(len(d.facts.commits) <= HANDOFF_COMMITS for d in report.decisions)

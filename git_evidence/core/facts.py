@@ -58,60 +58,20 @@ class UpdateFacts(Frozen):
     """What git says about one ref update, its range listed and settled: made once from
     the plan ``ranges.py`` fills (``settle_plans``); the rules read it."""
 
-    __slots__ = (
-        "base",
-        "commit",
-        "commits",
-        "creates_base",
-        "fast_forward",
-        "listed",
-        "named_ref",
-        "notes",
-        "protected",
-        "revlist",
-        "update",
-    )
     update: RefUpdate
     protected: bool
     notes: bool
-    commit: Oid | None  # `new` peeled to a commit
-    fast_forward: bool | None
-    base: Oid | None
-    revlist: tuple[str, ...] | None  # rev-list arguments for the range; None: not judged
+    commit: Oid | None = None  # `new` peeled to a commit
+    fast_forward: bool | None = None
+    base: Oid | None = None
+    revlist: tuple[str, ...] | None = None  # rev-list arguments for the range; None: not judged
     # rev-list's lines for the range: commit ids, and with `--boundary` the boundary
     # commits as `-<oid>`; ``commits`` are its commit ids alone
-    listed: Sequence[str]
-    commits: Sequence[Oid]
-    named_ref: bool  # False for `check` ranges: no ref-name rules
+    listed: Sequence[str] = ()
+    commits: Sequence[Oid] = ()
+    named_ref: bool = True  # False for `check` ranges: no ref-name rules
     # the update creates [rules].base itself, which does not exist here (a first push)
-    creates_base: bool
-
-    def __init__(
-        self,
-        update: RefUpdate,
-        protected: bool,
-        notes: bool,
-        commit: Oid | None = None,
-        fast_forward: bool | None = None,
-        base: Oid | None = None,
-        revlist: tuple[str, ...] | None = None,
-        listed: Sequence[str] = (),
-        commits: Sequence[Oid] = (),
-        named_ref: bool = True,
-        creates_base: bool = False,
-    ) -> None:
-        put = object.__setattr__
-        put(self, "update", update)
-        put(self, "protected", protected)
-        put(self, "notes", notes)
-        put(self, "commit", commit)
-        put(self, "fast_forward", fast_forward)
-        put(self, "base", base)
-        put(self, "revlist", revlist)
-        put(self, "listed", listed)
-        put(self, "commits", commits)
-        put(self, "named_ref", named_ref)
-        put(self, "creates_base", creates_base)
+    creates_base: bool = False
 
 
 class CommitSummary(NamedTuple):
@@ -197,43 +157,20 @@ class LockRef(NamedTuple):
 class LockFacts(Frozen):
     """What the lock says about one ref update (lock/check.py reads it from git)."""
 
-    __slots__ = ("breach", "digest", "found", "invalid", "stale")
-    found: LockRef | None
-    invalid: str | None
-    breach: Sequence[Drift] | None  # new vs the base's own manifest
-    stale: Sequence[Drift] | None  # base vs the lock in force
-    digest: str | None
-
-    def __init__(
-        self,
-        found: LockRef | None = None,
-        invalid: str | None = None,
-        breach: Sequence[Drift] | None = None,
-        stale: Sequence[Drift] | None = None,
-        digest: str | None = None,
-    ) -> None:
-        put = object.__setattr__
-        put(self, "found", found)
-        put(self, "invalid", invalid)
-        put(self, "breach", breach)
-        put(self, "stale", stale)
-        put(self, "digest", digest)
+    found: LockRef | None = None
+    invalid: str | None = None
+    breach: Sequence[Drift] | None = None  # new vs the base's own manifest
+    stale: Sequence[Drift] | None = None  # base vs the lock in force
+    digest: str | None = None
 
 
 class FileProblem(Frozen):
     """A policy or labels file that does not parse, where it is left (a tip's, or the
     index's) and why."""
 
-    __slots__ = ("kind", "path", "problem")
     kind: FileKind
     path: str
     problem: str
-
-    def __init__(self, kind: FileKind, path: str, problem: str) -> None:
-        put = object.__setattr__
-        put(self, "kind", kind)
-        put(self, "path", path)
-        put(self, "problem", problem)
 
 
 class UpdateBundle(Frozen):
@@ -242,82 +179,30 @@ class UpdateBundle(Frozen):
     the lock, the ledger and quota problems, the files the tip leaves that do not parse,
     and the problems of the notes it pushes."""
 
-    __slots__ = (
-        "commits",
-        "facts",
-        "files",
-        "ledger",
-        "lock",
-        "notes",
-        "policy_changed",
-        "quota",
-        "verdicts",
-    )
     facts: UpdateFacts
-    commits: Sequence[CommitSummary]
-    lock: LockFacts | None  # None: the lock was not asked (nothing judged)
-    ledger: AppendProblems
-    quota: AppendProblems
-    files: Sequence[FileProblem]
-    notes: Sequence[str]  # a lock writer's notes that are no locks of their commit
-    verdicts: Sequence[str]  # a verdict writer's notes that are no verdicts
-    policy_changed: bool  # a protected ref whose policy file the update changes
-
-    def __init__(
-        self,
-        facts: UpdateFacts,
-        commits: Sequence[CommitSummary] = (),
-        *,
-        lock: LockFacts | None = None,
-        ledger: AppendProblems = (),
-        quota: AppendProblems = (),
-        files: Sequence[FileProblem] = (),
-        notes: Sequence[str] = (),
-        verdicts: Sequence[str] = (),
-        policy_changed: bool = False,
-    ) -> None:
-        put = object.__setattr__
-        put(self, "facts", facts)
-        put(self, "commits", commits)
-        put(self, "lock", lock)
-        put(self, "ledger", ledger)
-        put(self, "quota", quota)
-        put(self, "files", files)
-        put(self, "notes", notes)
-        put(self, "verdicts", verdicts)
-        put(self, "policy_changed", policy_changed)
+    commits: Sequence[CommitSummary] = ()
+    lock: LockFacts | None = None  # None: the lock was not asked (nothing judged)
+    ledger: AppendProblems = ()
+    quota: AppendProblems = ()
+    files: Sequence[FileProblem] = ()
+    notes: Sequence[str] = ()  # a lock writer's notes that are no locks of their commit
+    verdicts: Sequence[str] = ()  # a verdict writer's notes that are no verdicts
+    policy_changed: bool = False  # a protected ref whose policy file the update changes
 
 
 class PushFacts(Frozen):
     """Every update of one push (or range, or the staged change) as gathered, and who
     gathered them (``entry``): the decide pass words a few findings for it."""
 
-    __slots__ = ("after_push", "entry", "staged_proposal", "staged_protected", "updates")
     updates: Sequence[UpdateBundle]
-    entry: EntryPoint
+    entry: EntryPoint = "pre-receive"
     # pre-receive, when an update changes a protected ref's policy file: why the
     # server could not read its policy once the push is applied
-    after_push: FileProblem | None
+    after_push: FileProblem | None = None
     # pre-commit: the branch the staged change is on is protected, and evidence alone
     # is a proposal there
-    staged_protected: bool
-    staged_proposal: bool
-
-    def __init__(
-        self,
-        updates: Sequence[UpdateBundle],
-        entry: EntryPoint = "pre-receive",
-        *,
-        after_push: FileProblem | None = None,
-        staged_protected: bool = False,
-        staged_proposal: bool = False,
-    ) -> None:
-        put = object.__setattr__
-        put(self, "updates", updates)
-        put(self, "entry", entry)
-        put(self, "after_push", after_push)
-        put(self, "staged_protected", staged_protected)
-        put(self, "staged_proposal", staged_proposal)
+    staged_protected: bool = False
+    staged_proposal: bool = False
 
 
 class RefView(NamedTuple):

@@ -83,8 +83,7 @@ def judge_request(git: Git, request: Request, *, as_name: str | None, fetch: boo
         people += [_identity(login, source, request.forge, None) for login, source in request.also]
     reports = []
     for who in people:
-        report = pipeline.decide(git, [update], policy, view, who)
-        report.notes[:0] = notes
+        report = pipeline.decide(git, [update], policy, view, who, notes=notes)
         report.notes += freeze_notes(git, policy, head, bottom)
         reports.append(report)
     chosen = max(reports, key=lambda r: SEVERITY[r.decision])  # the first of the worst

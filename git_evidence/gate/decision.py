@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from git_evidence.gate.report import Report
@@ -19,12 +19,18 @@ if TYPE_CHECKING:
     from git_evidence.policy.schema import Policy
 
 
-def decide(push: PushFacts, policy: Policy, who: Identity) -> Report:
+def decide(push: PushFacts, policy: Policy, who: Identity, notes: Sequence[str] = ()) -> Report:
     """The one decide pass over gathered facts, as a report (a push's caller pauses the
-    cyclic collector around gathering and deciding: ``acyclic``)."""
+    cyclic collector around gathering and deciding: ``acyclic``). ``notes``: what the
+    caller learnt before deciding (the refs it let through, a missing lock), said before
+    the pass's own notes; the report is built with them, not amended afterwards."""
     decided = rules.decide(push, policy, who)
     return Report(
-        who, policy, decided.decisions, notes=decided.notes, staged=push.entry == "pre-commit"
+        who,
+        policy,
+        decided.decisions,
+        notes=[*notes, *decided.notes],
+        staged=push.entry == "pre-commit",
     )
 
 

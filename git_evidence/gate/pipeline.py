@@ -53,12 +53,14 @@ def decide(
     named_refs: bool = True,
     entry: EntryPoint | None = None,
     server_refs: Mapping[str, Oid] | None = None,
+    notes: Sequence[str] = (),
 ) -> Report:
     """Gather, then decide, the cyclic collector paused throughout (``decision.acyclic``:
     the gathered summaries stay live until the last finding): ``named_refs=False``
     judges ranges that are not ref updates (``check``); ``entry`` names who asks when a
     finding is worded for it (``pre-push``); ``server_refs`` (pre-receive): the server's
-    refs before the push, to read its policy as the push leaves it."""
+    refs before the push, to read its policy as the push leaves it; ``notes``: the
+    caller's, said first in the report (``decision.decide``)."""
     entry = entry or ("pre-receive" if named_refs else "check")
     # Gathering writes nothing: its lookups share one cat-file (plumbing/lookups.py).
     with decision.acyclic(), lookups.live(git):
@@ -72,7 +74,7 @@ def decide(
             entry=entry,
             server_refs=server_refs,
         )
-        return decision.decide(push, policy, who)
+        return decision.decide(push, policy, who, notes)
 
 
 def gather(

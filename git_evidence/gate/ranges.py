@@ -62,43 +62,22 @@ class UpdatePlan(Slotted):
     stream (``plan_updates``), and rev-list's lines as the stream reads them. When the
     listing is complete, ``settle_plans`` makes the ``UpdateFacts`` the rules read."""
 
-    __slots__ = (
-        "base",
-        "commit",
-        "creates_base",
-        "fast_forward",
-        "known",
-        "listed",
-        "named_ref",
-        "notes",
-        "protected",
-        "revlist",
-        "update",
-    )
-
-    def __init__(
-        self,
-        update: RefUpdate,
-        protected: bool,
-        notes: bool,
-        named_ref: bool = True,
-    ) -> None:
-        self.update = update
-        self.protected = protected
-        self.notes = notes
-        self.commit: Oid | None = None  # `new` peeled to a commit
-        self.fast_forward: bool | None = None
-        self.base: Oid | None = None
-        self.revlist: tuple[str, ...] | None = None  # rev-list arguments for the range
-        # rev-list's lines for the range as the stream reads them: commit ids, and with
-        # `--boundary` the boundary commits as `-<oid>` (stream_commits)
-        self.listed: list[str] = []
-        # rev-list's lines for a range of one commit on its only parent, known from a
-        # lookup already: no rev-list is started for it (``_one_commit_ranges``)
-        self.known: bytes | None = None
-        self.named_ref = named_ref  # False for `check` ranges: no ref-name rules
-        # the update creates [rules].base itself, which does not exist here (a first push)
-        self.creates_base = False
+    update: RefUpdate
+    protected: bool
+    notes: bool
+    named_ref: bool = True  # False for `check` ranges: no ref-name rules
+    # the update creates [rules].base itself, which does not exist here (a first push)
+    creates_base: bool = False
+    commit: Oid | None = None  # `new` peeled to a commit
+    fast_forward: bool | None = None
+    base: Oid | None = None
+    revlist: tuple[str, ...] | None = None  # rev-list arguments for the range
+    # rev-list's lines for the range as the stream reads them: commit ids, and with
+    # `--boundary` the boundary commits as `-<oid>` (stream_commits)
+    listed: list[str] = []  # noqa: RUF012  # a fresh list per plan (core/slots.py)
+    # rev-list's lines for a range of one commit on its only parent, known from a
+    # lookup already: no rev-list is started for it (``_one_commit_ranges``)
+    known: bytes | None = None
 
 
 def plan_updates(
@@ -123,8 +102,8 @@ def plan_updates(
             notes=update.ref.casefold()
             in (policy.notes_ref.casefold(), policy.judge.notes_ref.casefold()),
             named_ref=named_refs,
+            creates_base=update.is_create and view.base is None and update.ref == policy.base,
         )
-        facts.creates_base = update.is_create and view.base is None and update.ref == policy.base
         plans.append(facts)
         if update.is_delete or facts.notes:
             continue
@@ -205,21 +184,10 @@ def settle_plans(plans: Sequence[UpdatePlan]) -> list[UpdateFacts]:
         if plan.revlist and plan.revlist[0] == "--boundary":
             old = plan.update.old
             fast_forward = old == plan.commit or f"-{old}" in listed
-        settled.append(
-            UpdateFacts(
-                plan.update,
-                plan.protected,
-                plan.notes,
-                commit=plan.commit,
-                fast_forward=fast_forward,
-                base=plan.base,
-                revlist=plan.revlist,
-                listed=listed,
-                commits=cast("list[Oid]", [c for c in listed if not c.startswith("-")]),
-                named_ref=plan.named_ref,
-                creates_base=plan.creates_base,
-            )
-        )
+        fields = {name: getattr(plan, name) for name in UpdateFacts._fields if name != "commits"}
+        fields["fast_forward"] = fast_forward
+        commits = cast("list[Oid]", [c for c in listed if not c.startswith("-")])
+        settled.append(UpdateFacts(**fields, commits=commits))
     return settled
 
 

@@ -129,8 +129,8 @@ def decide_staged(
     evidence alone on a branch that takes ``proposal``s is one."""
     outcome = decide_update(facts, [summary], policy, who, bound=protected, proposal=proposal)
     target = facts.update.ref if protected else policy.base
-    outcome.findings = [_staged(f, policy, target) for f in outcome.findings]
-    return outcome
+    staged = [_staged(f, policy, target) for f in outcome.findings]
+    return UpdateDecision(outcome.facts, staged, outcome.judged)
 
 
 def _staged(finding: Finding, policy: Policy, target: str) -> Finding:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # data types only: the rules import nothing that runs git
     from git_evidence.core.facts import PushFacts, UpdateBundle, UpdateFacts
     from git_evidence.policy.identity import Identity
     from git_evidence.policy.schema import Policy
+    from git_evidence.rules.findings import Finding
 
 # A range `check` judges is no ref: what a push of it to a protected ref would meet
 # about the files it leaves is a note.
@@ -53,18 +54,29 @@ def decide(push: PushFacts, policy: Policy, who: Identity) -> Decided:
     else:
         decisions = [_update(bundle, policy, who, notes) for bundle in push.updates]
     changed = [
-        outcome
+        bundle.policy_changed and outcome.judged
         for outcome, bundle in zip(decisions, push.updates, strict=True)
-        if bundle.policy_changed and outcome.judged
     ]
     # Each policy file parses; together they must still give one policy.
-    if push.after_push is not None and changed and worst(v.decision for v in decisions) != REJECT:
-        for outcome in changed:
-            outcome.findings += decide_file(outcome.facts, push.after_push)
+    after = push.after_push
+    if after is not None and any(changed) and worst(v.decision for v in decisions) != REJECT:
+        decisions = [
+            _with(outcome, [*outcome.findings, *decide_file(outcome.facts, after)])
+            if policy_changed
+            else outcome
+            for outcome, policy_changed in zip(decisions, changed, strict=True)
+        ]
     if push.entry == "pre-push" and not who.trusted_clone:
-        for outcome in decisions:
-            outcome.findings = [liftable_by_trust(f) for f in outcome.findings]
+        decisions = [
+            _with(outcome, [liftable_by_trust(f) for f in outcome.findings])
+            for outcome in decisions
+        ]
     return Decided(decisions, notes)
+
+
+def _with(outcome: UpdateDecision, findings: list[Finding]) -> UpdateDecision:
+    """``outcome`` with other findings: a new decision, the one returned left as it is."""
+    return UpdateDecision(outcome.facts, findings, outcome.judged)
 
 
 def judges_range(facts: UpdateFacts, policy: Policy, who: Identity) -> bool:

@@ -71,9 +71,9 @@ def test_mutable_defaults_are_fresh_for_each_record() -> None:
 def test_facts_refuse_assignment_once_built() -> None:
     facts = UpdateFacts(UPDATE, True, False)
     with pytest.raises(AttributeError, match="built once"):
-        facts.base = Oid("c" * 40)
+        facts.base = Oid("c" * 40)  # type: ignore[misc]
     with pytest.raises(AttributeError, match="built once"):
-        LockFacts().stale = []
+        LockFacts().stale = []  # type: ignore[misc]
     with pytest.raises(AttributeError, match="built once"):
         del facts.update
     assert facts.base is None
@@ -118,3 +118,29 @@ def test_a_lock_is_equal_to_another_with_the_same_fields() -> None:
     assert one != other
     assert one.digest == two.digest != other.digest
     assert "pinned_by='x'" in repr(one)
+
+
+def test_a_record_takes_its_fields_by_position_or_by_name() -> None:
+    by_position = UpdateFacts(UPDATE, True, False, Oid("c" * 40))
+    by_name = UpdateFacts(notes=False, update=UPDATE, protected=True, commit=Oid("c" * 40))
+    assert by_position == by_name and by_name.fast_forward is None and by_name.named_ref
+
+
+def test_a_record_refuses_a_field_it_does_not_declare() -> None:
+    with pytest.raises(TypeError, match="'digets'"):
+        LockFacts(digets="sha256:1")  # type: ignore[call-arg]
+
+
+def test_a_record_refuses_a_field_given_twice() -> None:
+    with pytest.raises(TypeError, match="'update'"):
+        UpdateFacts(UPDATE, True, False, update=UPDATE)  # type: ignore[misc]
+
+
+def test_a_record_refuses_too_many_fields() -> None:
+    with pytest.raises(TypeError, match="takes 5 fields, 6 were given"):
+        LockFacts(None, None, None, None, None, None)  # type: ignore[call-arg]
+
+
+def test_a_record_missing_a_field_without_default_is_refused() -> None:
+    with pytest.raises(TypeError, match="missing its field 'notes'"):
+        UpdateFacts(UPDATE, True)  # type: ignore[call-arg]

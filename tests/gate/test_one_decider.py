@@ -196,3 +196,17 @@ def test_the_hooks_run_here_are_the_real_command_lines(tmp_path: Path) -> None:
     in_here = _run(bare, "pre-receive", stdin=line, pusher=AGENT)
     alone = evidence(bare, "pre-receive", "--format", "json", input=line.encode())
     assert in_here["decision"] == _doc(alone)["decision"] == "allow"
+
+
+def test_the_report_is_built_once_with_the_callers_notes() -> None:
+    """A hook's own notes go into the report as it is built from the decision, not
+    assigned over it afterwards."""
+    from git_evidence.core.facts import PushFacts
+    from git_evidence.gate import decision
+    from git_evidence.policy.identity import Identity
+    from git_evidence.policy.schema import Policy
+
+    notes = ["refs/notes/x: said by the hook"]
+    report = decision.decide(PushFacts([], "pre-push"), Policy(), Identity("alice", "test"), notes)
+    assert report.notes == notes and report.notes is not notes
+    assert report.decisions == [] and report.decision == "allow"
