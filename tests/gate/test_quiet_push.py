@@ -9,7 +9,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from helpers.locks import pin_main
+from helpers.locks import pin_main, push_without_post_receive, run_hook
 from helpers.pushes import AGENT, refused, remote, server_tip
 from helpers.repos import Work, git
 
@@ -124,15 +124,6 @@ def test_a_push_that_changes_a_lock_root_gets_no_word_and_is_pinned(
     assert any(c.startswith("fast-import") for c in after), after
 
 
-def run_post_receive(server: Path, lines: str) -> subprocess.CompletedProcess[str]:
-    """The installed post-receive script, run by this process (its parent)."""
-    env = {**os.environ, "GIT_DIR": ".", "GIT_EVIDENCE_PUSHER": "alice"}
-    hook = str(server / "hooks" / "post-receive")
-    return subprocess.run(
-        [hook], cwd=server, input=lines, env=env, capture_output=True, text=True, check=False
-    )
-
-
 def test_a_word_left_for_other_lines_does_not_stop_the_pin(work: Work, server: Path) -> None:
     """A word that does not match the lines git gives (another push's, a push that
     died, a ref that failed to move) stops nothing: post-receive pins as always."""
@@ -140,16 +131,11 @@ def test_a_word_left_for_other_lines_does_not_stop_the_pin(work: Work, server: P
     old = work.head()
     work.commit("new golden", GOLDEN)
     new = work.head()
-    hook = server / "hooks" / "post-receive"
-    hook.rename(server / "hooks" / "post-off")
-    try:
-        assert work.push("origin", "HEAD:main", pusher="alice").returncode == 0
-    finally:
-        (server / "hooks" / "post-off").rename(hook)
+    push_without_post_receive(work, server, "alice")
     word = server / "git-evidence" / "quiet" / str(os.getpid())
     word.parent.mkdir(parents=True, exist_ok=True)
     word.write_text(f"{old} {old} refs/heads/main\n")
-    result = run_post_receive(server, f"{old} {new} refs/heads/main\n")
+    result = run_hook(server, "post-receive", f"{old} {new} refs/heads/main\n")
     assert result.returncode == 0, result.stderr
     assert f"pinned refs/heads/main at {new[:12]}" in result.stderr
     assert word.read_text() == ""  # used once, then emptied
@@ -174,15 +160,6 @@ def test_a_long_push_leaves_the_walk_to_post_receive_and_stays_quiet(
     assert git(server, "rev-parse", "refs/notes/evidence").stdout == notes
 
 
-def run_pre_receive(server: Path, lines: str) -> subprocess.CompletedProcess[str]:
-    """The installed pre-receive script, run by this process (its parent)."""
-    env = {**os.environ, "GIT_DIR": ".", "GIT_EVIDENCE_PUSHER": "alice"}
-    hook = str(server / "hooks" / "pre-receive")
-    return subprocess.run(
-        [hook], cwd=server, input=lines, env=env, capture_output=True, text=True, check=False
-    )
-
-
 def test_a_stale_word_with_the_same_lines_does_not_stop_the_pin(work: Work, server: Path) -> None:
     """A word left by an earlier push whose refs never moved (post-receive never ran
     to empty it), under a receive-pack id a later push gets again, with the very same
@@ -192,19 +169,14 @@ def test_a_stale_word_with_the_same_lines_does_not_stop_the_pin(work: Work, serv
     old = work.head()
     work.commit("new golden", GOLDEN)
     new = work.head()
-    hook = server / "hooks" / "post-receive"
-    hook.rename(server / "hooks" / "post-off")
-    try:
-        assert work.push("origin", "HEAD:main", pusher="alice").returncode == 0
-    finally:
-        (server / "hooks" / "post-off").rename(hook)
+    push_without_post_receive(work, server, "alice")
     lines = f"{old} {new} refs/heads/main\n"
     word = server / "git-evidence" / "quiet" / str(os.getpid())
     word.parent.mkdir(parents=True, exist_ok=True)
     word.write_text(lines)  # the earlier push's word, same parent id, same lines
-    judged = run_pre_receive(server, lines)
+    judged = run_hook(server, "pre-receive", lines)
     assert judged.returncode == 0, judged.stderr
-    result = run_post_receive(server, lines)
+    result = run_hook(server, "post-receive", lines)
     assert result.returncode == 0, result.stderr
     assert f"pinned refs/heads/main at {new[:12]}" in result.stderr
     notes = git(server, "notes", "--ref=refs/notes/evidence", "list", new).stdout

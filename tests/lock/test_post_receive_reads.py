@@ -11,23 +11,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from helpers.locks import NOTES, pin_main
+from helpers.locks import NOTES, pin_main, push_without_post_receive
 from helpers.pushes import AGENT
 from helpers.repos import POLICY, Work, evidence, git, protected_clone
 
 
 def pushed_unhooked(work: Work, server: Path, files: dict[str, str]) -> bytes:
     """Push a commit with the server's post-receive off; the hook's standard input."""
-    old = work.git("rev-parse", "origin/main").stdout.strip()
     work.commit("a change", files)
-    hook = server / "hooks" / "post-receive"
-    hook.rename(server / "hooks" / "post-off")
-    try:
-        result = work.push("origin", "HEAD:main", pusher=AGENT)
-    finally:
-        (server / "hooks" / "post-off").rename(hook)
-    assert result.returncode == 0, result.stderr
-    return f"{old} {work.head()} refs/heads/main\n".encode()
+    return push_without_post_receive(work, server, AGENT).encode()
 
 
 def post_receive(server: Path, lines: bytes, trace: Path) -> tuple[str, list[str]]:
@@ -97,15 +89,8 @@ def test_a_push_that_changes_a_lock_root_pins_its_tip_in_one_write(
     work: Work, server: Path, tmp_path: Path
 ) -> None:
     pin_main(work)
-    old = work.git("rev-parse", "origin/main").stdout.strip()
     work.commit("a golden", {"tests/goldens/out.txt": "v2\n"})
-    hook = server / "hooks" / "post-receive"
-    hook.rename(server / "hooks" / "post-off")
-    try:
-        assert work.push("origin", "HEAD:main", pusher="alice").returncode == 0
-    finally:
-        (server / "hooks" / "post-off").rename(hook)
-    lines = f"{old} {work.head()} refs/heads/main\n".encode()
+    lines = push_without_post_receive(work, server, "alice").encode()
     said, commands = post_receive(server, lines, tmp_path / "trace")
     assert f"pinned refs/heads/main at {work.head()[:12]}" in said
     assert sum(c.startswith("fast-import") for c in commands) == 1, commands
