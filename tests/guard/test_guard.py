@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers.agent import hooks
 from helpers.guard_cases import DENIED, PASSED
 from helpers.repos import Work, evidence, evidence_process, git
 
@@ -511,46 +512,17 @@ def _agent_env() -> dict[str, str]:
     return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
 
 
-def _run_hooks(
-    work: Work, data: bytes, env: dict[str, str]
-) -> list[subprocess.CompletedProcess[str]]:
-    """Run every PreToolUse hook of the settings whose matcher takes the event's tool,
-    as Claude Code does: its command through bash, in the project, the event on stdin."""
-
-    settings = json.loads((work.path / ".claude" / "settings.json").read_text())
-    tool = json.loads(data)["tool_name"]
-    runs = []
-    for entry in settings["hooks"]["PreToolUse"]:
-        if not re.fullmatch(entry.get("matcher") or ".*", tool):
-            continue
-        for hook in entry["hooks"]:
-            runs.append(
-                subprocess.run(
-                    [shutil.which("bash") or "bash", "-c", hook["command"]],
-                    cwd=work.path,
-                    input=data.decode(),
-                    capture_output=True,
-                    text=True,
-                    check=False,
-                    env={**os.environ, **env, "CLAUDE_PROJECT_DIR": str(work.path)},
-                )
-            )
-    return runs
-
-
 @pytest.mark.skipif(shutil.which("bash") is None, reason="Claude Code runs its hooks with bash")
 def test_the_installed_hook_denies_as_claude_code_runs_it(work: Work) -> None:
     assert evidence(work.path, "install", "--agent", "claude").returncode == 0
     env = _agent_env()
     deny = event("Bash", work.path, command="sed -i 's/1/2/' tests/fixtures/a.json")
-    (run,) = _run_hooks(work, deny, env)
+    (run,) = hooks(work, deny, env)
     assert run.returncode == 2
     assert run.stderr.startswith("git-evidence: evidence-untrusted: tests/fixtures/a.json")
-    (run,) = _run_hooks(
-        work, event("Edit", work.path, file_path=str(work.path / "src/app.py")), env
-    )
+    (run,) = hooks(work, event("Edit", work.path, file_path=str(work.path / "src/app.py")), env)
     assert (run.returncode, run.stdout, run.stderr) == (0, "", "")
-    assert _run_hooks(work, event("Read", work.path, file_path="tests/fixtures/a.json"), env) == []
+    assert hooks(work, event("Read", work.path, file_path="tests/fixtures/a.json"), env) == []
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="Claude Code runs its hooks with bash")
@@ -562,7 +534,7 @@ def test_the_installed_hook_fails_closed_when_git_evidence_is_missing(
     bare_path.mkdir()
     os.symlink(shutil.which("git") or "git", bare_path / "git")  # git, and no git-evidence
     data = event("Edit", work.path, file_path=str(work.path / "src/app.py"))
-    (run,) = _run_hooks(work, data, {"PATH": str(bare_path)})
+    (run,) = hooks(work, data, {"PATH": str(bare_path)})
     assert run.returncode == 2
     assert "evidence" in run.stderr
 
