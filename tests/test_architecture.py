@@ -770,7 +770,7 @@ PACKAGE_IMPORTS: dict[str, frozenset[str]] = {
     "rules": frozenset({"core", "policy"}),
     "guard": frozenset({"core", "policy", "plumbing"}),
     "sandbox": frozenset({"core", "policy"}),
-    "install": frozenset({"core", "policy", "plumbing", "guard"}),
+    "install": frozenset({"core", "policy", "plumbing", "guard", "lock", "gate"}),
     "plumbing": frozenset({"core", "policy"}),
     "lock": frozenset({"core", "policy", "plumbing"}),
     "ledger": frozenset({"core", "policy", "plumbing"}),
