@@ -18,12 +18,7 @@ from git_evidence.core.facts import LedgerProblem
 from git_evidence.core.records import iso_utc
 from git_evidence.judge.reproduce import COUNTEREXAMPLE, PASSED, PRODUCT_FAILURE, Asked, reproduce
 from git_evidence.ledger.entries import Freeze
-from git_evidence.ledger.freezes import (
-    first_added,
-    ledger_bytes,
-    old_kind_lines,
-    read_ledger,
-)
+from git_evidence.ledger.freezes import freeze_in_force, read_ledger
 from git_evidence.plumbing.git import Git
 from git_evidence.plumbing.in_force import resolve
 from git_evidence.policy.schema import Policy
@@ -34,12 +29,10 @@ def run(args: argparse.Namespace) -> int:
     policy = resolve(git).policy
     if args.verb == "add":
         return _add(git, policy, args)
-    freezes, problems = read_ledger(git, policy)
-    now = datetime.now(timezone.utc)
     if args.verb == "list":
-        return _list(freezes, problems, now, args)
-    old = old_kind_lines(ledger_bytes(git, policy))
-    return _status(git, freezes, now, args.test_id, args.fingerprint, old, args.format)
+        freezes, problems = read_ledger(git, policy)
+        return _list(freezes, problems, datetime.now(timezone.utc), args)
+    return _status(git, policy, args)
 
 
 def _add(git: Git, policy: Policy, args: argparse.Namespace) -> int:
@@ -121,43 +114,18 @@ def _list(
     return EXIT_ALLOW if not problems else EXIT_REFUSE
 
 
-def _status(
-    git: Git,
-    freezes: list[Freeze],
-    now: datetime,
-    test_id: str,
-    fingerprint: str | None,
-    old_kind: set[int],
-    fmt: str = "text",
-) -> int:
-    born = first_added(git, test_id)
-    said: list[str] = []
-    doc: dict[str, object] = {"test_id": test_id, "frozen": False, "freeze": None}
-    for f in freezes:
-        if f.test_id != test_id or (fingerprint and f.fingerprint != fingerprint):
-            continue
-        if not f.active(now):
-            continue
-        if born is not None and f.frozen_at < born:
-            said.append(
-                f"{test_id}: the freeze of line {f.line} predates the test "
-                f"({iso_utc(born)}): an added test never inherits an older freeze"
-            )
-            continue
-        said.append(f"{test_id}: frozen until {iso_utc(f.until)} (line {f.line}, seed {f.seed})")
-        if f.line in old_kind:
-            said.append(
-                f"  its fingerprint {f.fingerprint} is of the old kind (a digest of one "
-                "run's output): `git evidence judge` never matches it; when it expires, "
-                "reproduce the flake with `git evidence freeze add` again"
-            )
-        doc.update(frozen=True, freeze=f.as_json())
-        doc["old_kind_fingerprint"] = f.line in old_kind
-        break
+def _status(git: Git, policy: Policy, args: argparse.Namespace) -> int:
+    now = datetime.now(timezone.utc)
+    found = freeze_in_force(git, policy, args.test_id, args.fingerprint, now)
+    if args.format == "json":
+        doc: dict[str, object] = {
+            "test_id": args.test_id,
+            "frozen": found.freeze is not None,
+            "freeze": None if found.freeze is None else found.freeze.as_json(),
+        }
+        if found.freeze is not None:
+            doc["old_kind_fingerprint"] = found.old_kind
+        print(json.dumps({**doc, "notes": list(found.said)}, indent=1))
     else:
-        said.append(f"{test_id}: no freeze in force")
-    if fmt == "json":
-        print(json.dumps({**doc, "notes": said}, indent=1))
-    else:
-        print("\n".join(said))
-    return EXIT_ALLOW if doc["frozen"] else EXIT_REFUSE
+        print("\n".join(found.said))
+    return EXIT_ALLOW if found.freeze is not None else EXIT_REFUSE

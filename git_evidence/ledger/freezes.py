@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 from datetime import datetime, timezone
+from typing import NamedTuple
 
 from git_evidence.core.errors import EvidenceError
 from git_evidence.core.facts import LedgerProblem
@@ -22,6 +23,47 @@ def read_ledger(
 ) -> tuple[list[Freeze], list[LedgerProblem]]:
     """The ledger as tests read it (the working tree's file), or at ``rev``."""
     return entries.parse_ledger(ledger_bytes(git, policy, rev), policy.max_window_hours)
+
+
+class InForce(NamedTuple):
+    """What ``freeze status`` says of one test: the freeze in force (None: none), the
+    lines that say why, and whether its fingerprint is of the old kind."""
+
+    freeze: Freeze | None
+    said: tuple[str, ...]
+    old_kind: bool = False
+
+
+def freeze_in_force(
+    git: Git, policy: Policy, test_id: str, fingerprint: str | None, now: datetime
+) -> InForce:
+    """The freeze in force for ``test_id`` (of ``fingerprint`` when given) in the
+    working tree's ledger: active, and no older than the test (an added test never
+    inherits an older freeze)."""
+    freezes, _ = read_ledger(git, policy)
+    old_kind = old_kind_lines(ledger_bytes(git, policy))
+    born = first_added(git, test_id)
+    said: list[str] = []
+    for f in freezes:
+        if f.test_id != test_id or (fingerprint and f.fingerprint != fingerprint):
+            continue
+        if not f.active(now):
+            continue
+        if born is not None and f.frozen_at < born:
+            said.append(
+                f"{test_id}: the freeze of line {f.line} predates the test "
+                f"({iso_utc(born)}): an added test never inherits an older freeze"
+            )
+            continue
+        said.append(f"{test_id}: frozen until {iso_utc(f.until)} (line {f.line}, seed {f.seed})")
+        if f.line in old_kind:
+            said.append(
+                f"  its fingerprint {f.fingerprint} is of the old kind (a digest of one "
+                "run's output): `git evidence judge` never matches it; when it expires, "
+                "reproduce the flake with `git evidence freeze add` again"
+            )
+        return InForce(f, tuple(said), f.line in old_kind)
+    return InForce(None, (*said, f"{test_id}: no freeze in force"))
 
 
 def old_kind_lines(data: bytes) -> set[int]:
