@@ -205,6 +205,20 @@ def test_no_command_imports_another_command() -> None:
     )
 
 
+def test_only_plumbing_and_sandbox_start_processes() -> None:
+    """git is started in ``plumbing/``; every other program (bubblewrap, the
+    candidate's tests, the project's own pytest) in ``sandbox/``: no other package
+    imports ``subprocess``."""
+    starters = sorted(
+        f"{MODULES[name].relative_to(PROJECT)}:{i.line}"
+        for name, found in IMPORTS.items()
+        if _package(name) not in ("plumbing", "sandbox")
+        for i in found
+        if i.target == "subprocess" or i.target.startswith("subprocess.")
+    )
+    assert not starters, "start processes in plumbing/ or sandbox/ only:\n" + "\n".join(starters)
+
+
 @pytest.mark.parametrize("pure", PURE)
 def test_pure_module_runs_neither_git_nor_a_process(pure: str) -> None:
     name = f"git_evidence.{pure}"

@@ -12,8 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Sequence
 
 from git_evidence.core.errors import EXIT_ALLOW, EXIT_REFUSE, UsageError
@@ -21,6 +19,7 @@ from git_evidence.plumbing.context import open_repo
 from git_evidence.plumbing.git import Git
 from git_evidence.plumbing.in_force import resolve
 from git_evidence.policy import labels
+from git_evidence.sandbox.collection import collect, project_python
 
 HEADER = f"""\
 git evidence test labels: node id<TAB>kind, kind one of {", ".join(labels.KINDS)}.
@@ -38,77 +37,6 @@ def run(args: argparse.Namespace) -> int:
     if args.verb == "init":
         return _init(git, top, policy.labels_path, python, extra)
     return _check(git, top, policy.labels_path, args.rev, python, extra, args.format)
-
-
-# The names a project's interpreter goes by on PATH, in the order they are tried.
-PYTHON_NAMES = ("python", "python3")
-HAS_PYTEST = "import pytest"
-
-
-def project_python(given: str | None) -> str:
-    """The Python of the project's test environment, which runs its pytest: ``--python
-    PATH``, else the first ``python`` on PATH that imports pytest. Not this tool's own
-    interpreter: git evidence may be installed where the project's tests are not."""
-    if given:
-        if _imports_pytest(given):
-            return given
-        raise UsageError(
-            f"{given} cannot import pytest",
-            fix=f"install pytest into that environment (`{given} -m pip install pytest`), or "
-            "pass the --python of the environment the project's tests run in",
-        )
-    tried: list[str] = []
-    for folder in os.environ.get("PATH", "").split(os.pathsep):
-        for name in PYTHON_NAMES:
-            candidate = os.path.join(folder or ".", name)
-            if candidate in tried or not os.access(candidate, os.X_OK):
-                continue
-            tried.append(candidate)
-            if _imports_pytest(candidate):
-                return candidate
-    where = f" (tried {', '.join(tried)})" if tried else " (none is on PATH)"
-    raise UsageError(
-        f"no python on PATH imports pytest{where}: labels are read from the project's "
-        "own pytest collection",
-        fix="activate the project's test environment (its virtualenv) or pass "
-        "--python PATH to its interpreter; install pytest there if it lacks it",
-    )
-
-
-def _imports_pytest(python: str) -> bool:
-    try:
-        proc = subprocess.run(
-            [python, "-c", HAS_PYTEST], capture_output=True, check=False, timeout=60
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return proc.returncode == 0
-
-
-def collect(top: str, extra: Sequence[str], python: str = sys.executable) -> list[str]:
-    """The node ids ``pytest --collect-only -q`` prints, run in the repository's top
-    directory with the project's interpreter."""
-    command = [python, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]
-    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
-    try:
-        proc = subprocess.run(
-            [*command, *extra], cwd=top, env=env, capture_output=True, check=False
-        )
-    except OSError as exc:
-        raise UsageError(f"cannot run {python}: {exc.strerror}", fix="pass --python PATH") from None
-    out = proc.stdout.decode("utf-8", "replace")
-    if proc.returncode not in (0, 5):  # 5: no tests collected
-        tail = "\n".join((out + proc.stderr.decode("utf-8", "replace")).strip().splitlines()[-15:])
-        raise UsageError(
-            f"`{python} -m {' '.join(command[2:])}` exited {proc.returncode}:\n{tail}",
-            fix="make the suite collect cleanly (`python -m pytest --collect-only`), then retry",
-        )
-    ids = []
-    for line in out.splitlines():
-        if not line.strip():
-            break
-        ids.append(line)
-    return [] if proc.returncode == 5 else ids
 
 
 def _read(git: Git, top: str, path: str, rev: str | None) -> tuple[bytes | None, str]:
@@ -173,18 +101,6 @@ def _check(
     return EXIT_REFUSE if missing or stale or problems else EXIT_ALLOW
 
 
-def once_per_test(collected: Sequence[str]) -> list[str]:
-    """The rows a first labels file holds: one per collected test, a parametrized test
-    once, by its node id without ``[…]`` (a case added later is labelled with it),
-    unless a test of that very node id is collected too."""
-    plain = set(collected)
-    rows: dict[str, None] = {}
-    for node in collected:
-        whole = labels.unparametrized(node)
-        rows[whole if whole is not None and whole not in plain else node] = None
-    return list(rows)
-
-
 def _init(git: Git, top: str, path: str, python: str, extra: Sequence[str]) -> int:
     ci = [name for name in CI_VARIABLES if os.environ.get(name)]
     if ci:
@@ -201,7 +117,7 @@ def _init(git: Git, top: str, path: str, python: str, extra: Sequence[str]) -> i
             "`git evidence labels check`",
         )
     collected = collect(top, extra, python)
-    rows = once_per_test(collected)
+    rows = labels.once_per_test(collected)
     os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
     with open(target, "xb") as handle:
         handle.write(labels.format_labels([(n, labels.INVARIANT) for n in rows], HEADER))

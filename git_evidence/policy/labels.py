@@ -9,7 +9,7 @@ Pure: bytes in, rows and problems out.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import NamedTuple
 
@@ -206,3 +206,15 @@ def _row(text: str) -> tuple[str, str] | str | None:
         hint = " (trailing space?)" if kind.strip() in KINDS else ""
         return f"unknown kind {kind!r}{hint}; expected one of {', '.join(KINDS)}"
     return node, kind
+
+
+def once_per_test(collected: Sequence[str]) -> list[str]:
+    """The rows a first labels file holds: one per collected test, a parametrized test
+    once, by its node id without ``[…]`` (a case added later is labelled with it),
+    unless a test of that very node id is collected too."""
+    plain = set(collected)
+    rows: dict[str, None] = {}
+    for node in collected:
+        whole = unparametrized(node)
+        rows[whole if whole is not None and whole not in plain else node] = None
+    return list(rows)
