@@ -69,11 +69,15 @@ CI_STEP_FILES = (
 def ci_secrets(top: str | None, environ: Mapping[str, str]) -> tuple[list[str], list[str]]:
     """What a CI job keeps beside the clone, outside HOME, that no run may read:
     folders (``<clone>.tmp``, where GitLab's runner writes file-type variables and its
-    other per-job files, for the repository's top and ``$CI_PROJECT_DIR``; GitHub's
-    ``$RUNNER_TEMP`` and the folder of ``$GITHUB_EVENT_PATH``) and files (GitHub's
-    step command files, wherever they are). Paths that do not exist are left out by
-    the sandbox; the root directory is never one of them."""
+    other per-job files, for the repository's top and ``$CI_PROJECT_DIR``; GitLab's
+    ``$CI_BUILDS_DIR``, where a shared runner keeps every project's clone and its
+    ``.tmp`` beside it; GitHub's ``$RUNNER_TEMP`` and the folder of
+    ``$GITHUB_EVENT_PATH``) and files (GitHub's step command files, wherever they are).
+    What the runs need from under them (a ``.venv`` in the clone) is bound back by the
+    sandbox; paths that do not exist are left out; the root directory is never one."""
     folders: list[str] = []
+    if environ.get("CI_BUILDS_DIR"):
+        folders.append(environ["CI_BUILDS_DIR"])
     for project in (top, environ.get("CI_PROJECT_DIR")):
         if project:
             for form in (os.path.abspath(project), os.path.realpath(project)):

@@ -1,5 +1,6 @@
 """Hostile runs after the secrets a CI job keeps outside HOME: GitLab's file-type
-variables in ``<clone>.tmp`` beside the clone, GitHub's ``$RUNNER_TEMP``, its event
+variables in ``<clone>.tmp`` beside the clone, the other projects' clones under a shared
+runner's ``$CI_BUILDS_DIR``, GitHub's ``$RUNNER_TEMP``, its event
 payload and its step command files. A run prints what it read and fails: its output
 tail would carry the secret into the verdict record, the CI log and the pushed note.
 Each test asserts the secret reached none of them."""
@@ -57,6 +58,22 @@ def test_a_run_cannot_read_the_ci_project_dir_tmp_sibling(repo: Repo, outside: P
     project = outside / "builds" / "group" / "project"
     key = _secret(project.parent / "project.tmp" / "DEPLOY_KEY", text)
     _assert_not_leaked(repo, {key: text}, {"CI_PROJECT_DIR": str(project)})
+
+
+def test_a_run_cannot_read_another_projects_clone_under_ci_builds_dir(
+    repo: Repo, outside: Path
+) -> None:
+    """A shared GitLab runner keeps every project's clone (and its ``.tmp`` of file
+    variables) under ``$CI_BUILDS_DIR``: the judged project's neighbours are not its
+    runs' to read."""
+    builds = outside / "builds"
+    clone = Repo(Path(shutil.move(repo.path, builds / "group" / "proj")))
+    text = "another-projects-deploy-key"
+    key = _secret(builds / "other" / "app.tmp" / "DEPLOY_KEY", text)
+    config = "another-projects-config"
+    conf = _secret(builds / "other" / "app" / "config" / "secrets.yml", config)
+    env = {"CI_BUILDS_DIR": str(builds), "CI_PROJECT_DIR": str(clone.path)}
+    _assert_not_leaked(clone, {key: text, conf: config}, env)
 
 
 def test_a_run_cannot_read_runner_temp(repo: Repo, outside: Path) -> None:

@@ -131,6 +131,22 @@ def test_venv_inside_the_clone_with_out_in_the_clone(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_venv_inside_a_clone_under_ci_builds_dir_accept_then_property_fail(
+    tmp_path: Path,
+) -> None:
+    """As a GitLab shell runner lays it out: the clone under ``$CI_BUILDS_DIR`` (hidden:
+    the other projects' clones are there) with its ``.venv`` inside, bound back."""
+    builds = tmp_path / "builds"
+    repo_path = builds / "group" / "project"
+    repo_path.mkdir(parents=True)
+    python = layouts.make_venv(repo_path / ".venv")
+    (repo_path / ".gitignore").write_text(".venv/\n")
+    repo = layouts.make_repo(repo_path, layouts.pytest_command(python))
+    env = {"CI_BUILDS_DIR": str(builds), "CI_PROJECT_DIR": str(repo_path)}
+    _classes(repo, python=python, env=env)
+
+
+@pytest.mark.slow
 def test_editable_install_from_a_checkout_under_home(tmp_path: Path) -> None:
     home = tmp_path / "user-home"
     checkout = home / "src" / "git-evidence"
