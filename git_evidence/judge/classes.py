@@ -86,22 +86,28 @@ class Failing(NamedTuple):
     seed: int
     tests: tuple[str, ...]
     codes: tuple[int | str, ...]  # the runs' distinct exit codes, in order
+    junit: str | None = None  # why the runs' JUnit XML was not read (the run then fails)
 
     def text(self, most: int = 3) -> str:
-        """``a::t, b::u and 2 more``, or ``exit 1`` (``exit 1, timeout``)."""
+        """``a::t, b::u and 2 more``, or ``exit 1`` (``exit 1, timeout``), and why the
+        JUnit XML was not read when it was not."""
         if self.tests:
             shown = ", ".join(self.tests[:most])
             more = len(self.tests) - most
             return f"{shown} and {more} more" if more > 0 else shown
-        return "exit " + ", ".join(str(c) for c in self.codes)
+        codes = "exit " + ", ".join(str(c) for c in self.codes)
+        return codes if self.junit is None else f"{codes}; {self.junit}"
 
     def as_json(self) -> dict[str, Any]:
-        return {
+        doc: dict[str, Any] = {
             "property": self.property,
             "seed": self.seed,
             "tests": list(self.tests),
             "codes": list(self.codes),
         }
+        if self.junit is not None:
+            doc["junit"] = self.junit
+        return doc
 
 
 PIN_MOVED = "the pin in force at the base changed during the run"

@@ -171,7 +171,8 @@ def failed_on_every_run(prop_id: str, seed: int, runs: Sequence[Run]) -> Failing
             for r in runs
         ]
         tests = tuple(sorted(set.intersection(*each)))
-    return Failing(prop_id, seed, tests, tuple(dict.fromkeys(r.code for r in runs)))
+    junit = next((r.junit_error for r in runs if r.junit_error is not None), None)
+    return Failing(prop_id, seed, tests, tuple(dict.fromkeys(r.code for r in runs)), junit)
 
 
 def _fixture_miss(prop_id: str, fixture: FixtureRun) -> str:

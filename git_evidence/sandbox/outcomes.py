@@ -19,6 +19,12 @@ from typing import IO, NamedTuple
 PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
 FAILING = frozenset({FAILED, ERROR})
 JUNIT_MAX_BYTES = 64 << 20
+# A JUnit file's test ids are the run's claims, and they go into the verdict record,
+# its note and the CI log: a file that names more cases than this, or an id longer
+# than this or with a character that is not printable (a line break, an escape
+# sequence, a direction override), is not read as JUnit (the run then fails).
+JUNIT_MAX_CASES = 200_000
+TEST_ID_MAX_CHARS = 4096
 CLAIM_MAX_BYTES = 16 << 20  # hits, retries and origins files
 MAX_COUNT_DIGITS = 9  # a hits count past 999,999,999 is no count
 MAX_CLASS_PARTS = 64  # a classname's dotted parts looked for as folders and modules
@@ -114,9 +120,12 @@ def node_id(classname: str, name: str, modules: ModuleParts | None = None) -> st
     return "::".join(["/".join(parts[:length]) + ".py", *parts[length:], name])
 
 
-def parse_junit(data: bytes, modules: ModuleParts | None = None) -> dict[str, CaseResult]:
+def parse_junit(
+    data: bytes, modules: ModuleParts | None = None, most: int = JUNIT_MAX_CASES
+) -> dict[str, CaseResult]:
     """Test id (``node_id``) → outcome, from JUnit XML (pytest's, Surefire's). A test
-    listed twice keeps its worst outcome. ValueError when it is not JUnit."""
+    listed twice keeps its worst outcome. ValueError when it is not JUnit, names more
+    than ``most`` cases, or an id the record could not carry as it stands."""
     import xml.etree.ElementTree as ElementTree  # only JUnit properties pay for it
 
     if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
@@ -129,8 +138,11 @@ def parse_junit(data: bytes, modules: ModuleParts | None = None) -> dict[str, Ca
         raise ValueError(f"the root element is <{root.tag}>, not <testsuites> or <testsuite>")
     rank = {PASSED: 0, SKIPPED: 1, FAILED: 2, ERROR: 3}
     tests: dict[str, CaseResult] = {}
-    for case in root.iter("testcase"):
+    for number, case in enumerate(root.iter("testcase"), start=1):
+        if number > most:
+            raise ValueError(f"more than {most} test cases")
         test_id = node_id(case.get("classname", ""), case.get("name", ""), modules)
+        _check_id(test_id)
         found = CaseResult(PASSED)
         for child in case:
             if child.tag in ("failure", "error"):
@@ -145,6 +157,19 @@ def parse_junit(data: bytes, modules: ModuleParts | None = None) -> dict[str, Ca
         if known is None or rank[found.outcome] > rank[known.outcome]:
             tests[test_id] = found
     return tests
+
+
+def _check_id(test_id: str) -> None:
+    """ValueError for a test id no record or log takes as it stands: empty, too long,
+    or with a character that is not printable (pytest escapes those in its ids)."""
+    if not test_id:
+        raise ValueError("a test case with neither a classname nor a name")
+    if len(test_id) > TEST_ID_MAX_CHARS:
+        raise ValueError(f"a test id of more than {TEST_ID_MAX_CHARS} characters")
+    if not test_id.isprintable():
+        odd = next(c for c in test_id if not c.isprintable())
+        shown = ascii(test_id[:80])
+        raise ValueError(f"the test id {shown} has the unprintable character U+{ord(odd):04X}")
 
 
 def output_digest(out: IO[bytes], err: IO[bytes]) -> str:

@@ -279,6 +279,39 @@ reach("rewrite it after a remount", lambda: (uncover(os.path.abspath(BAD)), rewr
         assert (space / "tests/fixtures/bad.json").read_text() == '{"a": 2}\n'
 
 
+FORGED_JUNIT = """
+import atexit, sys
+
+INJECTED = "tests/test_ok.py::test_ok\\n::error file=src/app.py::forged by the product"
+
+
+def forge():
+    path = next(a.split("=", 1)[1] for a in sys.argv if a.startswith("--junitxml="))
+    with open(path, "w") as handle:
+        handle.write('<testsuites><testsuite name="pytest">'
+                     f'<testcase classname="" name="{INJECTED.replace(chr(10), "&#10;")}"/>'
+                     '</testsuite></testsuites>')
+
+
+if any(a.startswith("--junitxml=") for a in sys.argv):
+    atexit.register(forge)  # after pytest has written its own
+"""
+
+
+def test_a_product_forging_a_junit_test_id_with_a_line_break_is_not_recorded(
+    repo: Repo,
+) -> None:
+    """A JUnit id is the run's claim, and it reaches the record, its note and the CI
+    log: one with a line break (a workflow command on a line of its own) is not read
+    as JUnit, so the run fails and the id is nowhere."""
+    repo.product(APP + FORGED_JUNIT)
+    result, doc = repo.judge("--property", "junit")
+    assert doc["class"] == "property_fail" and result.returncode == 1, doc["reason"]
+    assert "unprintable character U+000A" in doc["reason"]
+    assert "\n::error" not in result.stdout + result.stderr
+    assert not any("forged" in t for t in doc["passed_tests"] + doc["failed_tests"])
+
+
 def test_a_product_moving_the_fixtures_aside_for_a_doctored_copy_is_caught(repo: Repo) -> None:
     repo.product(
         fixture_attack(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -331,6 +332,47 @@ def test_junit_maps_test_ids_to_outcomes_worst_first() -> None:
     assert tests["tests.test_a::test_err"].outcome == "error"
     assert tests["tests.test_a::test_skip"].outcome == "skipped"
     assert tests["tests.test_a::test_ok"].outcome == "failed"  # listed twice: the worst
+
+
+def _junit(*names: str) -> bytes:
+    cases = "".join(f'<testcase classname="tests.test_a" name="{n}"/>' for n in names)
+    return f"<testsuites><testsuite>{cases}</testsuite></testsuites>".encode()
+
+
+@pytest.mark.parametrize(
+    ("name", "odd"),
+    [
+        ("ok&#10;::error file=a::forged", "U+000A"),  # a workflow command on its own line
+        ("ok&#13;", "U+000D"),
+        ("ok\u009b31m", "U+009B"),  # a C1 control: a terminal's escape
+        ("ok\u202eevil", "U+202E"),  # a direction override
+        ("ok\u2028", "U+2028"),
+    ],
+)
+def test_a_junit_id_with_an_unprintable_character_is_not_read(name: str, odd: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(f"unprintable character {odd}")):
+        parse_junit(_junit(name))
+
+
+def test_a_junit_id_too_long_or_empty_is_not_read() -> None:
+    assert parse_junit(_junit("t" * 4000))  # a long parametrized id is still read
+    with pytest.raises(ValueError, match="more than 4096 characters"):
+        parse_junit(_junit("t" * 4097))
+    with pytest.raises(ValueError, match="neither a classname nor a name"):
+        parse_junit(b"<testsuite><testcase/></testsuite>")
+
+
+def test_a_junit_file_with_too_many_cases_is_not_read() -> None:
+    assert len(parse_junit(_junit("a", "b", "c"), most=3)) == 3
+    with pytest.raises(ValueError, match="more than 3 test cases"):
+        parse_junit(_junit("a", "b", "c", "d"), most=3)
+
+
+def test_a_failing_seed_says_why_its_junit_was_not_read() -> None:
+    failing = Failing("j", 0, (), (0,), "the JUnit XML is unreadable: a test id …")
+    assert failing.text() == "exit 0; the JUnit XML is unreadable: a test id …"
+    assert failing.as_json()["junit"] == "the JUnit XML is unreadable: a test id …"
+    assert "junit" not in Failing("j", 0, (), (1,)).as_json()  # records as they were
 
 
 def test_junit_classnames_become_node_ids_where_the_workspace_has_the_module(
