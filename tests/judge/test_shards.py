@@ -94,7 +94,7 @@ class Outcomes:
             drift={"before": [], "after": []},
         )
         made = verdict_record.build(facts, found, 0.0, None)
-        return json.loads(canonical_json(made))  # as a file holds it
+        return json.loads(canonical_json(made.as_json()))  # as a file holds it
 
 
 @st.composite
@@ -133,7 +133,7 @@ def test_the_merged_record_has_the_unsharded_class_and_runs(
     for index in range(1, count + 1):
         mine, field = shards.select(props, index, count)
         parts.append((f"part{index}.json", outcomes.record(mine, field)))
-    merged = shards.merge(parts[::-1])  # in any order
+    merged = shards.merge(parts[::-1]).as_json()  # in any order
     assert merged["class"] == whole["class"]
     assert merged["exit"] == whole["exit"] and merged["result"] == whole["result"]
     assert merged["properties"] == whole["properties"]
@@ -207,6 +207,17 @@ def test_a_part_run_with_other_properties_is_refused() -> None:
         UsageError, match=r"b.json: a part of another judgement: its shard properties"
     ):
         shards.merge([parts[0], ("b.json", other)])
+
+
+def test_a_part_that_states_no_policy_is_refused_naming_the_file() -> None:
+    """Both parts forged alike, so that they agree with each other."""
+    first, second = (
+        {k: v for k, v in doc.items() if k != "policy"} for _, doc in parts_of(2, CLEAN, PROPS)
+    )
+    with pytest.raises(
+        UsageError, match=r"forged.json: not a partial record: it states no 'policy'"
+    ):
+        shards.merge([("forged.json", first), ("part2.json", second)])
 
 
 def test_a_plain_verdict_is_no_part() -> None:
