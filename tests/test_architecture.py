@@ -42,6 +42,7 @@ PURE = (
     "judge.signals",
     "judge.text",
     "judge.record",
+    "judge.verdict",
     "judge.request",
     "judge.scorecard",
     "ledger.fingerprint",

@@ -1,7 +1,8 @@
 """``git evidence judge [CANDIDATE] [--patch FILE] …``: classify a candidate's test
 results, on a machine the candidate cannot write. The command line becomes one
-``judgement.Request``; ``judgement.judge`` runs the judgement and publishes its record;
-the record is printed in the format asked for, and its ``exit`` is the command's."""
+``judgement.Request``; ``judgement.judge`` runs the judgement and publishes its
+``Verdict``; the verdict's record is printed in the format asked for, and its ``exit``
+is the command's."""
 
 from __future__ import annotations
 
@@ -18,9 +19,9 @@ from git_evidence.plumbing.git import Git
 
 
 def run(args: argparse.Namespace) -> int:
-    record = judge(Git(), request(args))
-    _print(record, args.format)
-    return int(record["exit"])
+    verdict = judge(Git(), request(args))
+    _print(verdict.as_json(), args.format)
+    return verdict.exit
 
 
 def request(args: argparse.Namespace) -> Request:

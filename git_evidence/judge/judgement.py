@@ -1,14 +1,14 @@
 """One judgement, as a library call: ``judge(git, request)`` runs the judge's steps in
-order and returns the published verdict record; ``git evidence judge`` only turns its
-command line into a ``Request`` and prints the record.
+order and returns the published ``Verdict``; ``git evidence judge`` only turns its
+command line into a ``Request``, prints the verdict's record and exits with its code.
 
 Evidence first, nothing run: the changes base → candidate are classified and the lock
 roots of an exported workspace are hashed from disk and compared with the pin. Only a
 candidate that changes no evidence and nothing held has its properties run, each in the
 sandbox, in a workspace that shares nothing with the repository's git directory; the
-lock roots are hashed again afterwards. Then one class, one record (``record.py``),
-published last (``publish.py``). The steps themselves are ``steps.py``'s and
-``held.py``'s; this module orders them and says what the record learns from each."""
+lock roots are hashed again afterwards. Then one class, one ``Verdict`` (built by
+``record.py``), published last (``publish.py``). The steps themselves are ``steps.py``'s
+and ``held.py``'s; this module orders them and says what the verdict learns from each."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ from git_evidence.judge.classes import (
     runs_before_runs,
 )
 from git_evidence.judge.publish import publish
-from git_evidence.judge.record import Facts, Found
+from git_evidence.judge.record import Found
 from git_evidence.judge.request import Request, check, draft_note, select_properties
 from git_evidence.judge.scorecard import Sealed
 from git_evidence.judge.signals import (
@@ -47,6 +47,7 @@ from git_evidence.judge.signals import (
     signals_from_runs,
 )
 from git_evidence.judge.text import explain, failing_lines
+from git_evidence.judge.verdict import Facts, Verdict
 from git_evidence.lock import store
 from git_evidence.plumbing.context import require_commit
 from git_evidence.plumbing.git import Git
@@ -62,10 +63,10 @@ if TYPE_CHECKING:
     from git_evidence.ledger.entries import Freeze
 
 
-def judge(git: Git, request: Request) -> dict[str, Any]:
-    """The verdict record of ``request``, published (``--out``, ``--log``, ``--note``).
-    A judgement that could not decide is a record too (class ``undecided``, exit 2);
-    a request that makes no sense is a UsageError before anything is read."""
+def judge(git: Git, request: Request) -> Verdict:
+    """The verdict of ``request``, published (``--out``, ``--log``, ``--note``). A
+    judgement that could not decide is a verdict too (class ``undecided``, exit 2); a
+    request that makes no sense is a UsageError before anything is read."""
     started_at, clock = now_utc(), time.monotonic()
     if request.merge:  # the shards' partial records into one verdict; nothing runs
         return _merged(git, request)
@@ -91,27 +92,27 @@ def judge(git: Git, request: Request) -> dict[str, Any]:
         __version__,
         shard=shard,
     )
-    record = _Judgement(git, policy, request, facts, clock).record(candidate, patch, props)
-    _publish(git, policy, record, candidate, request)
-    return record
+    verdict = _Judgement(git, policy, request, facts, clock).verdict(candidate, patch, props)
+    _publish(git, policy, verdict, candidate, request)
+    return verdict
 
 
-def _merged(git: Git, request: Request) -> dict[str, Any]:
-    record = shards.merge([(path, shards.load(path)) for path in request.merge])
-    candidate = require_commit(git, record["candidate"]) if request.note else None
-    source = str((record.get("policy") or {}).get("source", ""))
+def _merged(git: Git, request: Request) -> Verdict:
+    verdict = shards.merge([(path, shards.load(path)) for path in request.merge])
+    facts, source = verdict.facts, verdict.facts.policy_source
+    candidate = require_commit(git, facts.candidate) if request.note else None
     if request.note and (request.policy or recorded_origin(source) == "draft"):
         raise draft_note(source if not request.policy else "")
-    policy = resolve(git, at=record["base"]).policy
-    _publish(git, policy, record, candidate, request)
-    return record
+    policy = resolve(git, at=facts.base).policy
+    _publish(git, policy, verdict, candidate, request)
+    return verdict
 
 
 def _publish(
-    git: Git, policy: Policy, record: dict[str, Any], candidate: Oid | None, request: Request
+    git: Git, policy: Policy, verdict: Verdict, candidate: Oid | None, request: Request
 ) -> None:
     notes_ref = policy.judge.notes_ref
-    publish(git, notes_ref, record, candidate, out=request.out, log=request.log, note=request.note)
+    publish(git, notes_ref, verdict, candidate, out=request.out, log=request.log, note=request.note)
 
 
 def judge_base(
@@ -153,13 +154,13 @@ class _Judgement:
         self.facts, self.clock = facts, clock
         self.sealed: Sealed | None = None
 
-    def built(self, found: Found) -> dict[str, Any]:
+    def built(self, found: Found) -> Verdict:
         duration = time.monotonic() - self.clock
         return verdict_record.build(self.facts, found, duration, self.sealed)
 
-    def record(
+    def verdict(
         self, candidate: Oid | None, patch: bytes | None, props: Sequence[JudgeProperty]
-    ) -> dict[str, Any]:
+    ) -> Verdict:
         git, policy, base = self.git, self.policy, self.facts.base
         try:
             pin = steps.read_pin(git, policy, base)
@@ -176,7 +177,7 @@ class _Judgement:
         patch: bytes | None,
         pin: steps.Pin,
         props: Sequence[JudgeProperty],
-    ) -> dict[str, Any]:
+    ) -> Verdict:
         """The judgement in its own area, the repository fingerprinted around it."""
         git = self.git
         top = git.toplevel()  # None in a bare repository
@@ -185,7 +186,7 @@ class _Judgement:
         state = repo_state.repository_state(dirs)
         try:
             with runner.interruptible():
-                record = self._in(area, top, candidate, patch, pin, props)
+                verdict = self._in(area, top, candidate, patch, pin, props)
             changed = repo_state.state_changes(state, repo_state.repository_state(dirs))
             if changed:
                 raise EvidenceError(
@@ -194,7 +195,7 @@ class _Judgement:
                     "candidate ran (or the sandbox is off): find it, restore the repository, "
                     "judge again",
                 )
-            return record
+            return verdict
         finally:
             if self.request.keep:
                 print(
@@ -213,7 +214,7 @@ class _Judgement:
         patch: bytes | None,
         pin: steps.Pin,
         props: Sequence[JudgeProperty],
-    ) -> dict[str, Any]:
+    ) -> Verdict:
         """The steps in order: the candidate's tree, its evidence, the sandbox, the
         runs, what they changed, the class (a patch that does not apply, changed
         evidence and a shadowed import end it early)."""

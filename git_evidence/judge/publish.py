@@ -1,13 +1,12 @@
-"""Publishing a verdict record, after every run has ended: ``--out`` (the record) and
-``--log`` (one line per judgement) written never through a symbolic link, ``--note``
-on the candidate commit. Apart from ``record.py`` so that the record stays pure: this
-is the only part of a judgement's record that writes anything."""
+"""Publishing a verdict, after every run has ended: ``--out`` (its record) and ``--log``
+(one line per judgement) written never through a symbolic link, ``--note`` (its
+record) on the candidate commit. Apart from ``verdict.py`` and ``record.py`` so that
+they stay pure: this is the only part of a judgement's result that writes anything."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from git_evidence.core.errors import EvidenceError
 from git_evidence.core.oids import Oid
@@ -15,35 +14,38 @@ from git_evidence.core.records import canonical_json, now_utc
 from git_evidence.plumbing import notes
 from git_evidence.plumbing.git import Git
 
+if TYPE_CHECKING:
+    from git_evidence.judge.verdict import Verdict
+
 NOTE_TRIES = 3
 
 
 def publish(
     git: Git,
     notes_ref: str,
-    record: Mapping[str, Any],
+    verdict: Verdict,
     candidate: Oid | None,
     *,
     out: str | None,
     log: str | None,
     note: bool,
 ) -> None:
-    data = canonical_json(record)
+    data = canonical_json(verdict.as_json())
     if out:
         with _output(out, "--out", os.O_TRUNC) as handle:
             handle.write(data)
     if log:
         line = {
             "at": now_utc(),
-            "base": record["base"],
-            "candidate": record["candidate"],
-            "class": record["class"],
-            "exit": record["exit"],
-            "pin": (record.get("pin") or {}).get("digest"),
-            "duration_s": record["duration_s"],
+            "base": verdict.facts.base,
+            "candidate": verdict.facts.candidate,
+            "class": verdict.klass,
+            "exit": verdict.exit,
+            "pin": (verdict.facts.pin or {}).get("digest"),
+            "duration_s": verdict.duration_s,
         }
-        if "scorecard" in record:
-            line["scorecard"] = record["scorecard"]["result"]
+        if verdict.scorecard is not None:
+            line["scorecard"] = verdict.scorecard["result"]
         with _output(log, "--log", os.O_APPEND) as handle:
             handle.write(canonical_json(line) + b"\n")
     if note and candidate is not None:

@@ -1,8 +1,10 @@
-"""The verdict record: one judgement's canonical JSON document, and the one module
-that builds it (from typed facts and findings), parses it (``show-verdict``, the
-merge of shards) and checks it (``problems``: what is wrong with a pushed verdict
-note, for the gate). Pure: documents in, documents out; publishing the record
-(``--out``, ``--log``, ``--note``) is ``publish.py``'s, composing its words
+"""The verdict record: the module that builds a judgement's ``Verdict`` (from typed
+facts and findings: the record's parts made from the runs, the scorecard), and that
+reads stored records back (``parse``: ``show-verdict``) and checks them (``problems``:
+what is wrong with a pushed verdict note, for the gate). A stored record is read as
+the document it is, not as a ``Verdict``: a valid note need state only the fields
+``REQUIRED`` lists. Pure; the ``Verdict`` and its JSON are ``verdict.py``'s,
+publishing it (``--out``, ``--log``, ``--note``) ``publish.py``'s, its words
 ``text.py``'s."""
 
 from __future__ import annotations
@@ -11,63 +13,19 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from git_evidence.core.errors import EvidenceError
-from git_evidence.core.oids import Oid
 from git_evidence.core.records import RecordError, parse_canonical
 from git_evidence.judge import scorecard
-from git_evidence.judge.classes import EXIT, FLAKE_CANDIDATE, RESULT, UNDECIDED, Signals
+from git_evidence.judge.classes import EXIT, FLAKE_CANDIDATE, UNDECIDED, Signals
 from git_evidence.judge.text import Explanation, freeze_line
+from git_evidence.judge.verdict import KIND as KIND  # named here for the record's readers
+from git_evidence.judge.verdict import SCHEMA as SCHEMA
+from git_evidence.judge.verdict import Facts as Facts
+from git_evidence.judge.verdict import Verdict, exit_and_result
 
 if TYPE_CHECKING:  # data types only
     from git_evidence.judge.scorecard import Sealed
     from git_evidence.judge.signals import PropertyRuns
     from git_evidence.sandbox.runner import Run
-
-SCHEMA = 1
-KIND = "git-evidence/verdict"
-TOOL = "git-evidence"
-
-
-class Facts(NamedTuple):
-    """What a judgement is about and how it was held, as the record states it. The
-    first fields are known before anything is read; the others as the judgement
-    learns them (None: not reached, and then absent from the record; ``pin`` is
-    always stated, null when it could not be read)."""
-
-    base: Oid
-    candidate: str  # a commit, or ``patch:`` and the patch's digest
-    policy_source: str
-    policy_digest: str
-    started_at: str
-    runner_name: str | None  # who ran the judgement (the pusher variables)
-    runner_source: str
-    tool_version: str
-    shard: Mapping[str, Any] | None = None  # a shard's partial record only
-    pin: Mapping[str, Any] | None = None
-    candidate_tree: str | None = None
-    sandbox: Mapping[str, Any] | None = None
-    pythonpath: tuple[str, ...] | None = None
-    import_origins: Mapping[str, Any] | None = None
-    dropped_origins: int | None = None  # import-origin lines the record did not take
-
-    def as_json(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {
-            "base": self.base,
-            "candidate": self.candidate,
-            "policy": {"source": self.policy_source, "digest": self.policy_digest},
-            "started_at": self.started_at,
-            "runner": {"name": self.runner_name, "source": self.runner_source},
-            "tool": {"name": TOOL, "version": self.tool_version},
-            "pin": dict(self.pin) if self.pin is not None else None,
-        }
-        later = {
-            "shard": self.shard,
-            "candidate_tree": self.candidate_tree,
-            "sandbox": self.sandbox,
-            "pythonpath": None if self.pythonpath is None else list(self.pythonpath),
-            "import_origins": self.import_origins,
-        }
-        doc.update((key, value) for key, value in later.items() if value is not None)
-        return doc
 
 
 class Found(NamedTuple):
@@ -82,28 +40,8 @@ class Found(NamedTuple):
     freeze_writer: str | None = None  # the writer a freeze line names
 
 
-def exit_and_result(klass: str, card: Mapping[str, Any] | None) -> tuple[int, str]:
-    """A record's ``exit`` and in-toto ``result``: the class's, except that a scorecard
-    that says ``reject`` never lets a passing class exit 0."""
-    if card is not None and card.get("result") == scorecard.REJECT and EXIT[klass] == 0:
-        return 1, "FAILED"
-    return EXIT[klass], RESULT[klass]
-
-
-def verdict(klass: str, why: Explanation) -> dict[str, Any]:
-    """The fields that say the class and why: a judgement's own, or a merge's."""
-    return {
-        "class": klass,
-        "exit": EXIT[klass],
-        "result": RESULT[klass],
-        "reason": why.reason,
-        "details": list(why.details),
-        "next": why.next,
-    }
-
-
-def build(facts: Facts, found: Found, duration_s: float, sealed: Sealed | None) -> dict[str, Any]:
-    """The record of one judgement (with the scorecard when labels exist)."""
+def build(facts: Facts, found: Found, duration_s: float, sealed: Sealed | None) -> Verdict:
+    """The verdict of one judgement (with the scorecard when labels exist)."""
     klass, why, signals, results = found.klass, found.why, found.signals, found.results
     props = {r.prop.id: r.prop for r in results}
     fresh = [f for f in signals.flakes if f.freeze is None]
@@ -115,84 +53,35 @@ def build(facts: Facts, found: Found, duration_s: float, sealed: Sealed | None) 
         and all(f.on_base for f in fresh)
         else None
     )
-    record = {
-        "schema": SCHEMA,
-        "kind": KIND,
-        **verdict(klass, why),
-        **facts.as_json(),
-        "evidence": dict(found.evidence) if found.evidence is not None else {"paths": {}},
-        "drift": dict(found.drift) if found.drift is not None else {"before": [], "after": []},
-        "properties": [property_json(r) for r in results],
-        "counterexamples": [{"property": p, "seed": s} for p, s in signals.counterexamples],
-        "failing": [f.as_json() for f in signals.failing],
-        "misses": list(signals.misses),
-        "flaky": [f.as_json() for f in signals.flakes],
-        "freeze_allowed": False,
-        "freeze_line": line,
-        "configuration": _configuration(facts),
-        **test_lists(results, signals),
-        "duration_s": round(duration_s, 3),
-    }
-    if results:
-        record["dropped"] = dropped_json(facts, results)
-    if sealed is not None:
-        _score(record, sealed, found, found.drift is not None)
-    return record
+    verdict = Verdict.decided(
+        klass,
+        why,
+        facts,
+        signals,
+        evidence=dict(found.evidence) if found.evidence is not None else {"paths": {}},
+        drift=dict(found.drift) if found.drift is not None else {"before": [], "after": []},
+        properties=tuple(property_json(r) for r in results),
+        freeze_line=line,
+        tests=test_lists(results, signals),
+        duration_s=round(duration_s, 3),
+        dropped=dropped_json(facts, results) if results else None,
+    )
+    if sealed is None:
+        return verdict
+    compared = found.drift is not None
+    checked = ("before", "after") if results else ("before",) if compared else ()
+    pin = (facts.pin or {}).get("digest")
+    judged = scorecard.judged(klass, signals, results, checked, pin)
+    return verdict.scored(scorecard.build(sealed, judged), quota_hint=True)
 
 
 def undecided(
     facts: Facts, exc: EvidenceError, duration_s: float, sealed: Sealed | None
-) -> dict[str, Any]:
-    """The record of a judgement that could not decide (exit 2), with what it had
+) -> Verdict:
+    """The verdict of a judgement that could not decide (exit 2), with what it had
     learnt."""
     why = Explanation(f"could not decide: {exc.message}", (), exc.fix or "fix it and judge again.")
     return build(facts, Found(UNDECIDED, why), duration_s, sealed)
-
-
-def _score(record: dict[str, Any], sealed: Sealed, found: Found, compared: bool) -> None:
-    klass, results = found.klass, found.results
-    checked = ("before", "after") if results else ("before",) if compared else ()
-    pin = (record.get("pin") or {}).get("digest")
-    judged = scorecard.judged(klass, found.signals, results, checked, pin)
-    score(record, scorecard.build(sealed, judged), quota_hint=True)
-
-
-def score(record: dict[str, Any], card: Mapping[str, Any], *, quota_hint: bool) -> None:
-    """The scorecard in a record, and what it does to the exit: a ``reject`` never
-    exits 0, whatever the class (and then ``next`` says which votes failed; with
-    ``quota_hint``, what to do when the quota alone fails)."""
-    record["scorecard"] = card
-    code, result = exit_and_result(record["class"], card)
-    if code != record["exit"]:
-        failed = [name for name in scorecard.VOTES if card["votes"][name]["vote"] == "fail"]
-        record["next"] = (
-            f"do not merge: the scorecard rejects it ({', '.join(failed)} "
-            f"{'fails' if len(failed) == 1 else 'fail'}). "
-            + (
-                "The runs used more retries than the quota holds: fix the nondeterministic "
-                "test, or have an evidence writer grant more (git evidence quota grant N "
-                "--reason …)."
-                if quota_hint and failed == ["quota"]
-                else "Read the votes' evidence."
-            )
-        )
-    record["exit"], record["result"] = code, result
-
-
-def _configuration(facts: Facts) -> list[dict[str, Any]]:
-    """in-toto ResourceDescriptors of what the verdict depends on."""
-
-    def sha(value: str | None) -> dict[str, str]:
-        return {"sha256": value.removeprefix("sha256:")} if value else {}
-
-    out = [
-        {"name": "policy", "uri": facts.policy_source, "digest": sha(facts.policy_digest)},
-        {"name": "base", "digest": {"gitCommit": facts.base}},
-    ]
-    pin = facts.pin or {}
-    if pin.get("digest"):
-        out.append({"name": "pin", "digest": sha(pin["digest"])})
-    return out
 
 
 # -- the record's parts ----------------------------------------------------------------
@@ -267,7 +156,9 @@ def run_output(runs: Sequence[Run]) -> dict[str, Any] | None:
     return {"run": failing.run, "code": failing.code, "tail": failing.tail}
 
 
-def test_lists(results: Sequence[PropertyRuns], signals: Signals) -> dict[str, list[str]]:
+def test_lists(
+    results: Sequence[PropertyRuns], signals: Signals
+) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     """passed / failed / warned tests, as an in-toto test-result predicate lists them:
     JUnit ids where there are any, else the property ids."""
     warned = sorted({f.test_id for f in signals.flakes if f.freeze is not None})
@@ -289,11 +180,7 @@ def test_lists(results: Sequence[PropertyRuns], signals: Signals) -> dict[str, l
         if not all(f.ok for f in result.fixtures):
             failed.add(result.prop.id)
     failed -= set(warned)
-    return {
-        "passed_tests": sorted(passed - failed - set(warned)),
-        "failed_tests": sorted(failed),
-        "warned_tests": warned,
-    }
+    return tuple(sorted(passed - failed - set(warned))), tuple(sorted(failed)), tuple(warned)
 
 
 # -- reading and checking a record -----------------------------------------------------

@@ -1,8 +1,8 @@
 """A judgement spread over a CI matrix: ``judge --shard I/N`` runs one shard of the
 (property, seed) pairs and writes a partial record; ``judge --merge PART…`` combines
-the partial records of every shard into the one verdict record. The CI system is the
+the partial records of every shard into the one ``Verdict``. The CI system is the
 distributed engine; nothing here schedules anything. Pure: properties and record
-documents in, properties and records out.
+documents in, properties, the ``shard`` field and the merged ``Verdict`` out.
 
 * **The split.** The pairs in the judgement's order (the properties as the policy lists
   them, each one's seeds in order), dealt round-robin: pair ``k`` (from 0) goes to
@@ -12,10 +12,11 @@ documents in, properties and records out.
   index, count, its pairs, how many pairs there are in all, and the digest of the
   properties as the whole judgement defines them (commands, seeds, repeats, fixtures).
   It is not a verdict: it is never noted.
-* **The merge** refuses a part that is no partial record, a part of another judgement
-  (base, candidate, its tree, pin, policy, tool, shard count or properties differ: it
-  names the file and the field), two parts of one shard, a missing shard, and a part
-  whose pairs are not its shard's. Each (property, seed) ran in exactly one shard, so
+* **The merge** refuses a part that is no partial record (no ``shard`` field, or not
+  the facts a record states), a part of another judgement (base, candidate, its tree,
+  pin, policy, tool, shard count or properties differ: it names the file and the
+  field), two parts of one shard, a missing shard, and a part whose pairs are not its
+  shard's. Each (property, seed) ran in exactly one shard, so
   the runs, the counterexamples, the misses and the flakes of the parts together are
   those of one unsharded judgement, in its order; the class is computed from them by
   the same table (``classes.classify``), and the scorecard's votes from the parts'.
@@ -30,7 +31,6 @@ from typing import Any
 
 from git_evidence.core.errors import UsageError
 from git_evidence.core.records import canonical_json, digest, no_duplicate_keys
-from git_evidence.judge import record as verdict_record
 from git_evidence.judge import scorecard
 from git_evidence.judge.classes import (
     FIXTURE_BREACH,
@@ -46,6 +46,7 @@ from git_evidence.judge.classes import (
     classify,
 )
 from git_evidence.judge.text import Explanation, explain
+from git_evidence.judge.verdict import Facts, Verdict
 from git_evidence.policy.properties import JudgeProperty
 
 Pair = tuple[str, int]
@@ -53,6 +54,16 @@ PRE_RUN = (PATCH_INVALID, ORACLE_REWRITE, FIXTURE_BREACH, HELD)
 # What the parts of one judgement share; pin and policy are compared by digest.
 SAME = ("base", "candidate", "candidate_tree", "pin", "policy", "tool")
 SHARD_SAME = ("count", "of", "properties")
+# What a part must state for the merged record to state it too.
+STATED = {
+    "base": str,
+    "candidate": str,
+    "started_at": str,
+    "policy": Mapping,
+    "runner": Mapping,
+    "tool": Mapping,
+    "evidence": Mapping,
+}
 
 
 def pairs_of(props: Sequence[JudgeProperty]) -> list[Pair]:
@@ -103,22 +114,24 @@ def load(path: str) -> dict[str, Any]:
     return doc
 
 
-def merge(parts: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
-    """The verdict record of the judgement the named partial records are the shards of."""
+def merge(parts: Sequence[tuple[str, Mapping[str, Any]]]) -> Verdict:
+    """The verdict of the judgement the named partial records are the shards of."""
     ordered = _checked(parts)
     names = [name for name, _ in ordered]
     docs = [doc for _, doc in ordered]
-    count = int(docs[0]["shard"]["count"])
-    total = int(docs[0]["shard"]["of"])
+    first = docs[0]
+    count = int(first["shard"]["count"])
+    total = int(first["shard"]["of"])
     full = [tuple(docs[k % count]["shard"]["pairs"][k // count]) for k in range(total)]
     rank = {(str(p), int(s)): k for k, (p, s) in enumerate(full)}
     props = _properties(docs, rank)
     by_id = {p["id"]: _property(p) for p in props}
-    merged = dict(docs[0])
-    merged.pop("shard", None)
     held = [d["pythonpath"] for d in docs if isinstance(d.get("pythonpath"), list)]
-    if held:  # a shard that ran nothing held no run
-        merged["pythonpath"] = held[0]
+    facts = Facts.from_json(first)._replace(
+        shard=None,
+        started_at=min(str(d.get("started_at", "")) for d in docs),
+        pythonpath=tuple(held[0]) if held else None,  # a shard that ran nothing held no run
+    )
     undecided = [(n, d) for n, d in ordered if d.get("class") == UNDECIDED]
     signals = _signals(docs, rank)
     klass = UNDECIDED if undecided else classify(signals)
@@ -136,53 +149,51 @@ def merge(parts: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
         why = explain(
             klass,
             signals,
-            base=str(merged["base"]),
+            base=str(facts.base),
             props=by_id,
             during_run=bool(after),
             runs=runs,
-            pythonpath=[str(p) for p in merged.get("pythonpath") or ()],
+            pythonpath=[str(p) for p in facts.pythonpath or ()],
         )
     fresh = [f for f in signals.flakes if f.freeze is None]
-    merged.update(
-        {
-            **verdict_record.verdict(klass, why),
-            "drift": {
-                "before": (docs[0].get("drift") or {}).get("before", []),
-                "after": list(after.values()),
-            },
-            "properties": props,
-            "counterexamples": [{"property": p, "seed": s} for p, s in signals.counterexamples],
-            "failing": [f.as_json() for f in signals.failing],
-            "misses": list(signals.misses),
-            "flaky": [f.as_json() for f in signals.flakes],
-            # printed only when the base flakes too: the part that re-ran it says so
-            "freeze_line": next((d["freeze_line"] for d in docs if d.get("freeze_line")), None)
-            if klass == FLAKE_CANDIDATE and fresh and all(f.on_base for f in fresh)
-            else None,
-            **_tests(docs),
-            "started_at": min(str(d.get("started_at", "")) for d in docs),
-            "duration_s": max(float(d.get("duration_s", 0)) for d in docs),
-            "shards": {
-                "count": count,
-                "parts": [
-                    {
-                        "index": d["shard"]["index"],
-                        "file": name,
-                        "digest": digest(canonical_json(d)),
-                        "class": d.get("class"),
-                        "pairs": len(d["shard"]["pairs"]),
-                        "duration_s": d.get("duration_s"),
-                        "runner": d.get("runner"),
-                    }
-                    for name, d in zip(names, docs, strict=True)
-                ],
-            },
-        }
+    verdict = Verdict.decided(
+        klass,
+        why,
+        facts,
+        signals,
+        evidence=first["evidence"],
+        drift={
+            "before": (first.get("drift") or {}).get("before", []),
+            "after": list(after.values()),
+        },
+        properties=tuple(props),
+        # printed only when the base flakes too: the part that re-ran it says so
+        freeze_line=next((d["freeze_line"] for d in docs if d.get("freeze_line")), None)
+        if klass == FLAKE_CANDIDATE and fresh and all(f.on_base for f in fresh)
+        else None,
+        tests=_tests(docs),
+        duration_s=max(float(d.get("duration_s", 0)) for d in docs),
+        dropped=first.get("dropped"),
+        shards={
+            "count": count,
+            "parts": [
+                {
+                    "index": d["shard"]["index"],
+                    "file": name,
+                    "digest": digest(canonical_json(d)),
+                    "class": d.get("class"),
+                    "pairs": len(d["shard"]["pairs"]),
+                    "duration_s": d.get("duration_s"),
+                    "runner": d.get("runner"),
+                }
+                for name, d in zip(names, docs, strict=True)
+            ],
+        },
     )
     cards = [(d["scorecard"], bool(d["shard"]["pairs"])) for d in docs if d.get("scorecard")]
     if cards:
-        verdict_record.score(merged, scorecard.merged(cards), quota_hint=False)
-    return merged
+        return verdict.scored(scorecard.merged(cards), quota_hint=False)
+    return verdict
 
 
 def _checked(parts: Sequence[tuple[str, Mapping[str, Any]]]) -> list[tuple[str, Mapping[str, Any]]]:
@@ -198,6 +209,12 @@ def _checked(parts: Sequence[tuple[str, Mapping[str, Any]]]) -> list[tuple[str, 
                 f"{name}: not a partial record (no shard field): write each part with "
                 "`git evidence judge --shard I/N --out PART`"
             )
+        for key, kind in STATED.items():
+            if not isinstance(doc.get(key), kind):
+                raise UsageError(
+                    f"{name}: not a partial record: it states no {key!r}",
+                    fix="write each part with `git evidence judge --shard I/N --out PART`",
+                )
     first_name, first = parts[0]
     for name, doc in parts[1:]:
         for key in SAME:
@@ -308,7 +325,11 @@ def _signals(docs: Sequence[Mapping[str, Any]], rank: Mapping[Pair, int]) -> Sig
         cases += [(str(c["property"]), int(c["seed"])) for c in doc.get("counterexamples") or ()]
         failing += [
             Failing(
-                str(f["property"]), int(f["seed"]), tuple(map(str, f["tests"])), tuple(f["codes"])
+                str(f["property"]),
+                int(f["seed"]),
+                tuple(map(str, f["tests"])),
+                tuple(f["codes"]),
+                None if f.get("junit") is None else str(f["junit"]),
             )
             for f in doc.get("failing") or ()
         ]
@@ -346,13 +367,11 @@ def _signals(docs: Sequence[Mapping[str, Any]], rank: Mapping[Pair, int]) -> Sig
     )
 
 
-def _tests(docs: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
+def _tests(
+    docs: Sequence[Mapping[str, Any]],
+) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     """passed / failed / warned tests of the whole: what one judgement would list."""
     warned = {t for d in docs for t in d.get("warned_tests") or ()}
     failed = {t for d in docs for t in d.get("failed_tests") or ()} - warned
     passed = {t for d in docs for t in d.get("passed_tests") or ()} - failed - warned
-    return {
-        "passed_tests": sorted(passed),
-        "failed_tests": sorted(failed),
-        "warned_tests": sorted(warned),
-    }
+    return tuple(sorted(passed)), tuple(sorted(failed)), tuple(sorted(warned))

@@ -30,7 +30,8 @@ def test_a_request_alone_judges_a_candidate_and_publishes_its_record(
     for name, value in FAST.items():
         monkeypatch.setenv(name, value)
     out, log = tmp_path / "verdict.json", tmp_path / "verdicts.jsonl"
-    record = judge(Git(), Request(properties=("suite",), out=str(out), log=str(log)))
+    verdict = judge(Git(), Request(properties=("suite",), out=str(out), log=str(log)))
+    record = verdict.as_json()
     assert (record["class"], record["exit"]) == ("accept", 0)
     assert [p["id"] for p in record["properties"]] == ["suite"]
     assert out.read_bytes() == canonical_json(record)

@@ -47,8 +47,14 @@ BAD = "tests/fixtures/bad.json"
 class Outcomes:
     """What each run of a judgement gives, drawn once: every shard reads the same."""
 
-    def __init__(self, codes: dict[Any, int], hits: dict[Any, int], frozen: set[str]) -> None:
-        self.codes, self.hits, self.frozen = codes, hits, frozen
+    def __init__(
+        self,
+        codes: dict[Any, int],
+        hits: dict[Any, int],
+        frozen: set[str],
+        unread: frozenset[tuple[str, int]] = frozenset(),  # seeds whose JUnit is unread
+    ) -> None:
+        self.codes, self.hits, self.frozen, self.unread = codes, hits, frozen, unread
 
     def record(self, props: tuple[JudgeProperty, ...], shard: dict[str, Any] | None) -> Any:
         results = []
@@ -63,6 +69,9 @@ class Outcomes:
                         f"sha256:{seed}{n}",
                         0.5,
                         hits={"": self.hits[(prop.id, seed, n)]},
+                        junit_error=f"the JUnit XML of {seed} is unreadable"
+                        if (prop.id, seed) in self.unread
+                        else None,
                     )
                     for n in range(1, prop.repeat + 1)
                 ]
@@ -94,7 +103,7 @@ class Outcomes:
             drift={"before": [], "after": []},
         )
         made = verdict_record.build(facts, found, 0.0, None)
-        return json.loads(canonical_json(made))  # as a file holds it
+        return json.loads(canonical_json(made.as_json()))  # as a file holds it
 
 
 @st.composite
@@ -119,7 +128,9 @@ def judgements(draw: st.DrawFn) -> tuple[tuple[JudgeProperty, ...], Outcomes, in
                 codes[(prop.id, seed, path)] = draw(st.sampled_from([1, 1, 0]))
     possible = sorted(f"{p.id}:{exit_fingerprint(p.id, c)}" for p in props for c in (1, 2))
     frozen = set(draw(st.lists(st.sampled_from(possible), unique=True)))
-    return tuple(props), Outcomes(codes, hits, frozen), draw(st.integers(1, 6))
+    seeds = sorted((p.id, seed) for p in props for seed in p.seeds)
+    unread = frozenset(draw(st.lists(st.sampled_from(seeds), max_size=2)))
+    return tuple(props), Outcomes(codes, hits, frozen, unread), draw(st.integers(1, 6))
 
 
 @settings(max_examples=300, deadline=None)
@@ -133,12 +144,13 @@ def test_the_merged_record_has_the_unsharded_class_and_runs(
     for index in range(1, count + 1):
         mine, field = shards.select(props, index, count)
         parts.append((f"part{index}.json", outcomes.record(mine, field)))
-    merged = shards.merge(parts[::-1])  # in any order
+    merged = shards.merge(parts[::-1]).as_json()  # in any order
     assert merged["class"] == whole["class"]
     assert merged["exit"] == whole["exit"] and merged["result"] == whole["result"]
     assert merged["properties"] == whole["properties"]
-    for key in ("counterexamples", "flaky", "passed_tests", "failed_tests", "warned_tests"):
+    for key in ("counterexamples", "failing", "flaky", "passed_tests", "failed_tests"):
         assert merged[key] == whole[key], key
+    assert merged["warned_tests"] == whole["warned_tests"]
     assert bool(merged["misses"]) == bool(whole["misses"])
     assert merged["freeze_line"] == whole["freeze_line"]
     verdict_record.parse(canonical_json(merged))  # a verdict record the server accepts
@@ -207,6 +219,17 @@ def test_a_part_run_with_other_properties_is_refused() -> None:
         UsageError, match=r"b.json: a part of another judgement: its shard properties"
     ):
         shards.merge([parts[0], ("b.json", other)])
+
+
+def test_a_part_that_states_no_policy_is_refused_naming_the_file() -> None:
+    """Both parts forged alike, so that they agree with each other."""
+    first, second = (
+        {k: v for k, v in doc.items() if k != "policy"} for _, doc in parts_of(2, CLEAN, PROPS)
+    )
+    with pytest.raises(
+        UsageError, match=r"forged.json: not a partial record: it states no 'policy'"
+    ):
+        shards.merge([("forged.json", first), ("part2.json", second)])
 
 
 def test_a_plain_verdict_is_no_part() -> None:
