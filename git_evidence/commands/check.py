@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from git_evidence.gate import pipeline
 from git_evidence.gate.checking import check_range, policy_and_base, policy_only
-from git_evidence.gate.report import Report, carry_options, given_options
+from git_evidence.gate.report import Rendering, Report, given_options, join
 from git_evidence.plumbing import lookups
 from git_evidence.plumbing.context import require_commit
 from git_evidence.plumbing.git import Git
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     import argparse
 
 
-def run(args: argparse.Namespace) -> Report:
+def run(args: argparse.Namespace) -> tuple[Report, Rendering]:
     git = Git()
     # Reads only: its lookups and objects share one cat-file each (plumbing/lookups.py).
     with lookups.live(git):
@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> Report:
         else:  # every range names its bottom: no default base to look for
             policy, base = policy_only(git, refs, None, args.policy), None
         who = client_identity(git.config_bool("evidence.trusted"), args.as_name)
-        report = Report(who, policy)
+        parts = []
         for text in ranges:
             start, sep, end = text.partition("..")
             bottom: str | None
@@ -39,9 +39,6 @@ def run(args: argparse.Namespace) -> Report:
                 )
             else:
                 bottom, top = base, require_commit(git, text)
-            part = check_range(git, refs, policy, who, bottom, top, text)
-            report.decisions += part.decisions
-            report.notes += part.notes
-        carry_options(report, given_options(args))
-        pipeline.show_findings(git, report, args.max_findings)
-        return report
+            parts.append(check_range(git, refs, policy, who, bottom, top, text))
+        report = join(who, policy, parts)
+        return report, pipeline.rendering(git, report, args.max_findings, given_options(args))

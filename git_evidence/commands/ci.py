@@ -32,10 +32,9 @@ def run(args: argparse.Namespace) -> int:
     request = detect(os.environ, _read)
     request, notes = current_base(request, os.environ)
     git = Git(env=token_env(os.environ) if request.forge == GITHUB else None)
-    judged = judge_request(git, request, as_name=args.as_name, fetch=not args.no_fetch)
+    judged = judge_request(git, request, as_name=args.as_name, fetch=not args.no_fetch, notes=notes)
     report = judged.report
-    report.notes[:0] = notes
-    pipeline.show_findings(git, report, args.max_findings)
+    rendering = pipeline.rendering(git, report, args.max_findings)
     gone = _gone(git, judged.head, report)
     fmt = args.format
     if fmt == "auto":
@@ -49,14 +48,14 @@ def run(args: argparse.Namespace) -> int:
         "reproduce": shlex.join(command),
     }
     if fmt == "json":
-        sys.stdout.write(to_json(report) + "\n")
+        sys.stdout.write(to_json(report, rendering) + "\n")
     elif fmt in formats.FORMATS:
-        output.emit_report(report, fmt, sys.stdout, context, gone=gone)
+        output.emit_report(report, fmt, sys.stdout, context, gone=gone, rendering=rendering)
     else:
-        sys.stdout.write(to_text(report))
+        sys.stdout.write(to_text(report, rendering))
     target = args.codequality or (GITLAB_REPORT if request.forge == GITLAB else None)
     if target and target != "-":
-        issues = formats.codequality(formats.check_items(to_doc(report), gone))
+        issues = formats.codequality(formats.check_items(to_doc(report, rendering), gone))
         output.write_file(target, json.dumps(issues, indent=1) + "\n")
     return report.exit_code
 

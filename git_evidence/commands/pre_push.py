@@ -17,7 +17,7 @@ from git_evidence.core.facts import RefUpdate
 from git_evidence.core.oids import zero_oid
 from git_evidence.gate import pipeline
 from git_evidence.gate.ranges import parse_push_lines
-from git_evidence.gate.report import Report
+from git_evidence.gate.report import Rendering, Report
 from git_evidence.plumbing import lookups
 from git_evidence.plumbing.context import client_view
 from git_evidence.plumbing.git import Git
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     import argparse
 
 
-def run(args: argparse.Namespace) -> Report:
+def run(args: argparse.Namespace) -> tuple[Report, Rendering]:
     git = Git()
     # Reads only: its lookups and objects share one cat-file each (plumbing/lookups.py).
     with lookups.live(git):
@@ -68,8 +68,7 @@ def run(args: argparse.Namespace) -> Report:
         if not view.notes:
             notes.append(_no_lock(git, remote, policy.notes_ref))
         report = pipeline.decide(git, updates, policy, view, who, entry="pre-push", notes=notes)
-        pipeline.show_findings(git, report, args.max_findings)
-        return report
+        return report, pipeline.rendering(git, report, args.max_findings)
 
 
 NOTES_NAMESPACE = "refs/notes/"

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from git_evidence.gate import pipeline, time_budget
 from git_evidence.gate.ranges import parse_receive_lines
-from git_evidence.gate.report import Report
+from git_evidence.gate.report import Rendering, Report
 from git_evidence.install import handoff
 from git_evidence.lock import walk as lock_walk
 from git_evidence.plumbing import lookups
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 HANDOFF_COMMITS = 64
 
 
-def run(args: argparse.Namespace) -> Report:
+def run(args: argparse.Namespace) -> tuple[Report, Rendering]:
     """Judges under the time budget, armed until the report is written (cli)."""
     time_budget.start(Policy().time_budget_s)  # until the policy says otherwise
     who = server_pusher(os.environ)
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> Report:
         aliases = server_aliases(git, refs, symrefs, updates)
         updates, notes = judged_refs(updates, aliases, {*view.protected, policy.notes_ref})
         report = pipeline.decide(git, updates, policy, view, who, server_refs=refs, notes=notes)
-        pipeline.show_findings(git, report, args.max_findings)
+        rendering = pipeline.rendering(git, report, args.max_findings)
         # A long push leaves its walk to post-receive, outside the time budget.
         short = all(len(d.facts.commits) <= HANDOFF_COMMITS for d in report.decisions)
         quiet = False
@@ -61,4 +61,4 @@ def run(args: argparse.Namespace) -> Report:
             handoff.say_quiet(lines)  # post-receive then starts no interpreter
         else:
             handoff.unsay()  # an earlier push's word under this id stands for nothing
-        return report
+        return report, rendering

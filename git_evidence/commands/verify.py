@@ -16,8 +16,8 @@ from git_evidence.core.errors import EXIT_ALLOW, EXIT_REFUSE, PREFIX
 from git_evidence.core.facts import Drift, Entry, LockRef
 from git_evidence.core.oids import Oid
 from git_evidence.gate.report import (
+    Rendering,
     Report,
-    carry_options,
     given_options,
     show_path,
     to_json,
@@ -119,8 +119,8 @@ def _verify(git: Git, args: argparse.Namespace) -> int:
     if rev == base:
         # An empty range: nothing to judge. What the gate would say about the base (a
         # lock that is stale, invalid or missing there) is what was compared above.
-        checked = Report(who, policy, notes=[f"{label}: nothing to judge ({rev[:12]} is the base)"])
-        checked.notes += freeze_notes(git, policy, rev, base)
+        said = f"{label}: nothing to judge ({rev[:12]} is the base)"
+        checked = Report(who, policy, notes=(said, *freeze_notes(git, policy, rev, base)))
     else:
         # The judging machinery is imported only when there is a range to judge.
         from git_evidence.gate.checking import check_range
@@ -128,7 +128,7 @@ def _verify(git: Git, args: argparse.Namespace) -> int:
         checked = check_range(
             git, refs if refs is not None else git.refs(), policy, who, base, rev, label
         )
-    carry_options(checked, given_options(args))
+    rendering = Rendering(options=given_options(args))
     # A stale lock holds no push unless the policy says so, but verify is the place
     # that says whether bytes match their pin: it fails on it.
     stale = any(f.rule == "lock-stale" for v in checked.decisions for f in v.findings)
@@ -153,14 +153,14 @@ def _verify(git: Git, args: argparse.Namespace) -> int:
                     },
                     "lock_error": problem,
                     "drift": [_drift_json(d) for d in drift],
-                    "check": json.loads(to_json(checked)),
+                    "check": json.loads(to_json(checked, rendering)),
                 },
                 indent=1,
             )
         )
     else:
         _print_text(rev, args.worktree, found, summary, problem, drift, policy)
-        print(to_text(checked), end="")
+        print(to_text(checked, rendering), end="")
         what = "the working tree" if args.worktree else rev[:12]
         reasons = [
             "no lock to compare with" if summary is None else "",

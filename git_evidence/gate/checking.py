@@ -51,13 +51,19 @@ def check_range(
     with the freezes in force reported."""
     view = RefView({policy.base: bottom} if bottom else {}, bottom, policy.notes_ref in refs)
     update = RefUpdate(zero_oid(top), top, label)
-    report = pipeline.decide(git, [update], policy, view, who, named_refs=False)
-    if batch.check(git, [f"{top}:{policy.ledger_path}"])[0] is not None:
-        # the ledger's reader (json, datetime) only where there is a ledger to read
-        from git_evidence.ledger.freezes import freeze_notes
+    frozen = freezes(git, policy, top, bottom)
+    return pipeline.decide(git, [update], policy, view, who, named_refs=False, after=frozen)
 
-        report.notes += freeze_notes(git, policy, top, bottom)
-    return report
+
+def freezes(git: Git, policy: Policy, top: Oid, bottom: Oid | None) -> list[str]:
+    """The notes on the freezes in force at ``top`` that a report of ``bottom..top``
+    ends with; none without a ledger there."""
+    if batch.check(git, [f"{top}:{policy.ledger_path}"])[0] is None:
+        return []
+    # the ledger's reader (json, datetime) only where there is a ledger to read
+    from git_evidence.ledger.freezes import freeze_notes
+
+    return freeze_notes(git, policy, top, bottom)
 
 
 def default_base(git: Git, refs: Mapping[str, Oid], base_ref: str) -> Oid | None:
