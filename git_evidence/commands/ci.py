@@ -17,12 +17,12 @@ import shlex
 import sys
 
 from git_evidence.forge import formats, output
-from git_evidence.forge.ci import judge_request
+from git_evidence.forge.ci import gone_paths, judge_request
 from git_evidence.forge.current import current_base, token_env
 from git_evidence.forge.event import GITHUB, GITLAB, detect
 from git_evidence.forge.job_summary import code
 from git_evidence.gate import pipeline
-from git_evidence.gate.report import Report, to_doc, to_json, to_text
+from git_evidence.gate.report import to_doc, to_json, to_text
 from git_evidence.plumbing.git import Git
 
 GITLAB_REPORT = "gl-code-quality-report.json"
@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     judged = judge_request(git, request, as_name=args.as_name, fetch=not args.no_fetch, notes=notes)
     report = judged.report
     rendering = pipeline.rendering(git, report, args.max_findings)
-    gone = _gone(git, judged.head, report)
+    gone = gone_paths(git, judged.head, report)
     fmt = args.format
     if fmt == "auto":
         fmt = formats.GITHUB if request.forge == GITHUB else "text"
@@ -58,20 +58,6 @@ def run(args: argparse.Namespace) -> int:
         issues = formats.codequality(formats.check_items(to_doc(report, rendering), gone))
         output.write_file(target, json.dumps(issues, indent=1) + "\n")
     return report.exit_code
-
-
-def _gone(git: Git, head: str, report: Report) -> frozenset[str]:
-    """The paths the findings name that the head no longer has: deleted files (or the
-    old names of renamed ones), which the forge formats say are deleted."""
-    named = sorted(
-        {p for v in report.decisions for f in v.findings for ps in f.paths.values() for p in ps}
-    )
-    if not named:
-        return frozenset()
-    present: set[str] = set()
-    for start in range(0, len(named), 1000):  # within any command line's length
-        present.update(path for _, _, path in git.ls_tree(head, named[start : start + 1000]))
-    return frozenset(named) - present
 
 
 def _read(path: str) -> bytes:

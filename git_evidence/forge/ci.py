@@ -168,3 +168,17 @@ def _deepen(git: Git, base: str, head: str, fetch: bool) -> list[str]:
             return [f"deepened the shallow clone by {step} commits to reach the merge-base"]
     git.attempt("fetch", "--quiet", "--no-tags", "--unshallow", REMOTE)
     return ["fetched the whole history to find the merge-base of base and head"]
+
+
+def gone_paths(git: Git, head: str, report: Report) -> frozenset[str]:
+    """The paths the findings name that the head no longer has: deleted files (or the
+    old names of renamed ones), which the forge formats say are deleted."""
+    named = sorted(
+        {p for v in report.decisions for f in v.findings for ps in f.paths.values() for p in ps}
+    )
+    if not named:
+        return frozenset()
+    present: set[str] = set()
+    for start in range(0, len(named), 1000):  # within any command line's length
+        present.update(path for _, _, path in git.ls_tree(head, named[start : start + 1000]))
+    return frozenset(named) - present
