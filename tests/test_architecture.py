@@ -589,6 +589,7 @@ def _amendments(path: Path, fields: frozenset[str]) -> list[int]:
         ):
             targets = [node.func.value]
         if any(amended(target) for target in targets):
+            assert isinstance(node, (ast.stmt, ast.expr))
             lines.append(node.lineno)
     return sorted(lines)
 

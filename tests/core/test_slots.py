@@ -28,7 +28,7 @@ def test_slotted_records_are_equal_field_by_field() -> None:
 
 def test_slotted_records_of_two_types_are_never_equal() -> None:
     facts = UpdateFacts(UPDATE, True, False)
-    assert UpdateDecision(facts, []) != LockFacts()
+    assert UpdateDecision(facts, ()) != LockFacts()
     assert LockFacts() != (None, None, None, None, None)
 
 
@@ -70,7 +70,7 @@ def test_a_report_and_its_decisions_refuse_assignment_once_built() -> None:
     with pytest.raises(AttributeError, match="built once"):
         report.notes = ()  # type: ignore[misc]
     with pytest.raises(AttributeError, match="built once"):
-        report.max_findings = 0  # type: ignore[attr-defined]
+        report.max_findings = 0
     with pytest.raises(AttributeError, match="built once"):
         decision.findings = ()  # type: ignore[misc]
     assert report.notes == ("said",) and report.decisions == (decision,)
