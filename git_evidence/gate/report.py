@@ -1,4 +1,6 @@
-"""Text and JSON renderings of a judgement."""
+"""A judgement as it is reported: the ``Report`` (built once, frozen), ``join`` (reports
+judged apart as one new report), the ``Rendering`` it is shown with (how many findings,
+the options a printed command carries), and its text and JSON."""
 
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ CONTINUED = "    "  # how a wrapped line goes on
 
 class Report(Frozen):
     """A judgement, built once from what was decided (``decision.decide``) and the notes
-    learnt before it; how it is shown is the renderers' (``Rendering``), not its own."""
+    said with it; how it is shown is the renderers' (``Rendering``), not its own."""
 
     who: Identity
     policy: Policy | None
@@ -67,8 +69,8 @@ def join(
 ) -> Report:
     """One report of judgements made apart for ``who`` under ``policy`` (``check``'s
     ranges, ``ci``'s pick among its pushers): their decisions in order, and the notes
-    ``before``, then each part's, then ``after``: a new report, the parts left as they
-    are."""
+    ``before``, then each part's, then ``after``: a new report, the parts (judgements
+    that finished: none carries an error) left as they are."""
     listed = tuple(parts)
     return Report(
         who,
