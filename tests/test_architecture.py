@@ -539,6 +539,120 @@ def test_guard_loads_no_gitpython_argparse_or_dataclasses(wrapper: Path, work: W
     assert not loaded, loaded
 
 
+# --- a decision and its report are built once ---------------------------------------
+
+# The records a judgement ends in: each ``Frozen`` (core/slots.py), its fields written
+# once as annotations, what it lists a tuple; rendering options are no field of theirs.
+BUILT_ONCE = {
+    "git_evidence.rules.findings": ("UpdateDecision", ("findings",)),
+    "git_evidence.gate.report": ("Report", ("decisions", "notes")),
+}
+# The calls that change a list in place.
+IN_PLACE = frozenset({"append", "extend", "insert", "remove", "pop", "clear", "sort", "reverse"})
+
+
+def _built_once_fields() -> dict[str, dict[str, str]]:
+    """Each record of ``BUILT_ONCE``: its fields and their annotations, read from the
+    source; the record must be a ``Frozen`` that writes no ``__slots__`` or
+    ``__init__`` of its own."""
+    fields: dict[str, dict[str, str]] = {}
+    for module, (name, _) in BUILT_ONCE.items():
+        tree = ast.parse(MODULES[module].read_bytes())
+        (record,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name]
+        assert [ast.unparse(base) for base in record.bases] == ["Frozen"], name
+        own = {
+            target.id
+            for node in record.body
+            if isinstance(node, ast.Assign)
+            for target in node.targets
+            if isinstance(target, ast.Name)
+        } | {node.name for node in record.body if isinstance(node, ast.FunctionDef)}
+        assert not own & {"__slots__", "__init__", "__setattr__"}, (name, own)
+        fields[name] = {
+            node.target.id: ast.unparse(node.annotation)
+            for node in record.body
+            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+        }
+    return fields
+
+
+def _amendments(path: Path, fields: frozenset[str]) -> list[int]:
+    """The lines where ``path`` changes one of ``fields`` of something other than
+    ``self``: assigns it (``report.notes += …``, ``outcome.findings = …``, a slice of
+    it), deletes it, or changes it in place (``report.notes.append(…)``)."""
+
+    def amended(node: ast.expr) -> bool:
+        while isinstance(node, ast.Subscript):
+            node = node.value
+        return (
+            isinstance(node, ast.Attribute)
+            and node.attr in fields
+            and not (isinstance(node.value, ast.Name) and node.value.id == "self")
+        )
+
+    lines = []
+    for node in ast.walk(ast.parse(path.read_bytes(), str(path))):
+        targets: list[ast.expr] = []
+        if isinstance(node, (ast.Assign, ast.Delete)):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in IN_PLACE
+        ):
+            targets = [node.func.value]
+        if any(amended(target) for target in targets):
+            assert isinstance(node, (ast.stmt, ast.expr))
+            lines.append(node.lineno)
+    return sorted(lines)
+
+
+def test_a_decision_and_its_report_are_built_once() -> None:
+    """``UpdateDecision`` and ``Report`` are ``Frozen`` records whose lists are tuples:
+    a decider that adds a finding builds a new decision, a caller's notes go to the
+    builder, and how a report is shown (``--max-findings``, the options a printed
+    command carries) is a ``Rendering`` handed to the renderers."""
+    fields = _built_once_fields()
+    for name, listed in BUILT_ONCE.values():
+        for field in listed:
+            assert fields[name][field].startswith("tuple["), (name, field, fields[name][field])
+    assert not {"max_findings", "options"} & set(fields["Report"]), fields["Report"]
+
+
+def test_no_module_amends_a_decision_or_a_report() -> None:
+    fields = frozenset(field for found in _built_once_fields().values() for field in found)
+    assert {"decisions", "notes", "findings"} <= fields  # guards the test: fields were read
+    wrong = [
+        f"{path.relative_to(PROJECT)}:{line}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for line in _amendments(path, fields)
+    ]
+    assert not wrong, "compute first, then build the record once:\n" + "\n".join(wrong)
+
+
+def test_the_amendment_check_notices_a_report_changed_after_it_is_built(tmp_path: Path) -> None:
+    stray = tmp_path / "stray.py"
+    stray.write_text(
+        "def f(report, outcome, more):\n"
+        "    report.notes += more\n"
+        "    report.notes.append('x')\n"
+        "    report.decisions[:0] = more\n"
+        "    outcome.findings = []\n"
+        "    del report.error\n"
+        "    notes = [*report.notes, *more]\n"
+        "    self.notes = notes\n"
+    )
+    assert _amendments(stray, frozenset({"notes", "decisions", "findings", "error"})) == [
+        2,
+        3,
+        4,
+        5,
+        6,
+    ]
+
+
 def _source_prefix_tests(path: Path) -> list[int]:
     """The lines where ``path`` asks a ``source`` text how it begins."""
     return [

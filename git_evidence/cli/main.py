@@ -41,18 +41,22 @@ from git_evidence.terminal import console
 if TYPE_CHECKING:
     import argparse
 
-    from git_evidence.gate.report import Report
+    from git_evidence.gate.report import Rendering, Report
     from git_evidence.policy.identity import Identity
+
+    # What a command's ``run`` gives back: an exit status (it printed what it had to
+    # say), or a report with how to render it, which is written here.
+    Outcome = int | tuple[Report, Rendering]
 
 # The forge formats (forge/formats.py's FORMATS), named here so that an error before the
 # command loads still knows them.
 FORGE_FORMATS = frozenset({"sarif", "github", "codequality"})
 
 
-def _command(name: str) -> Callable[[argparse.Namespace], Report | int]:
+def _command(name: str) -> Callable[[argparse.Namespace], Outcome]:
     # Each command imports only what it needs, so hooks start fast.
     module = importlib.import_module(module_of(name))
-    run: Callable[[argparse.Namespace], Report | int] = module.run
+    run: Callable[[argparse.Namespace], Outcome] = module.run
     return run
 
 
@@ -166,11 +170,12 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
     if isinstance(result, int):
         code = result
     else:
-        code = result.exit_code
+        report, rendering = result
+        code = report.exit_code
         # An armed time budget (pre-receive) also bounds rendering and writing.
         time_budget.PROGRESS.stage = "writing the report"
-        if not _silent(args, fmt, result):
-            _emit(result, fmt, sys.stderr if hook else sys.stdout)
+        if not _silent(args, fmt, report, rendering):
+            _emit(report, fmt, sys.stderr if hook else sys.stdout, rendering)
     if wrap:  # a command that renders only text: its lines and exit status, as JSON
         import json
 
@@ -178,7 +183,7 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
     return code
 
 
-def _silent(args: argparse.Namespace, fmt: str, report: Report) -> bool:
+def _silent(args: argparse.Namespace, fmt: str, report: Report, rendering: Rendering) -> bool:
     """A hook that allows with nothing to remark (no hold on its way to review, no
     proposal; on the server, no note either) says nothing, unless asked to (``-v``, or
     ``git config evidence.verbose true``, read only then): an ordinary push prints no
@@ -189,7 +194,7 @@ def _silent(args: argparse.Namespace, fmt: str, report: Report) -> bool:
         return False
     if report.exit_code != 0 or any(v.findings for v in report.decisions):
         return False
-    if server and report.notes:
+    if server and (report.notes or rendering.notes):
         return False
     from git_evidence.plumbing.git import Git
 
@@ -309,20 +314,25 @@ def _error_identity(args: argparse.Namespace) -> Identity:
     return Identity(None, "client clone")
 
 
-def _emit(report: Report, fmt: str, stream: TextIO) -> None:
-    from git_evidence.gate.report import WIDTH, to_json, to_text
+def _emit(report: Report, fmt: str, stream: TextIO, rendering: Rendering | None = None) -> None:
+    from git_evidence.gate.report import PLAIN, WIDTH, to_json, to_text
 
+    shown = PLAIN if rendering is None else rendering
     if fmt in FORGE_FORMATS:
         from git_evidence.forge import output
 
-        output.emit_report(report, fmt, stream)
+        output.emit_report(report, fmt, stream, rendering=shown)
         return
 
     pushed = fmt == "text" and stream is sys.stderr and console.gitlab()
     # GitLab shows a hook's message to the pusher only on lines with its prefix; the
     # lines are narrower by as much, so that they still fit 80 columns under `remote: `.
     narrower = len(console.GITLAB_PREFIX) if pushed else 0
-    text = to_json(report) + "\n" if fmt == "json" else to_text(report, width=WIDTH - narrower)
+    text = (
+        to_json(report, shown) + "\n"
+        if fmt == "json"
+        else to_text(report, shown, width=WIDTH - narrower)
+    )
     if pushed:
         text = console.for_pusher(text)
     stream.write(text)

@@ -17,12 +17,12 @@ import shlex
 import sys
 
 from git_evidence.forge import formats, output
-from git_evidence.forge.ci import judge_request
+from git_evidence.forge.ci import gone_paths, judge_request
 from git_evidence.forge.current import current_base, token_env
 from git_evidence.forge.event import GITHUB, GITLAB, detect
 from git_evidence.forge.job_summary import code
 from git_evidence.gate import pipeline
-from git_evidence.gate.report import Report, to_doc, to_json, to_text
+from git_evidence.gate.report import to_doc, to_json, to_text
 from git_evidence.plumbing.git import Git
 
 GITLAB_REPORT = "gl-code-quality-report.json"
@@ -32,11 +32,10 @@ def run(args: argparse.Namespace) -> int:
     request = detect(os.environ, _read)
     request, notes = current_base(request, os.environ)
     git = Git(env=token_env(os.environ) if request.forge == GITHUB else None)
-    judged = judge_request(git, request, as_name=args.as_name, fetch=not args.no_fetch)
+    judged = judge_request(git, request, as_name=args.as_name, fetch=not args.no_fetch, notes=notes)
     report = judged.report
-    report.notes[:0] = notes
-    pipeline.show_findings(git, report, args.max_findings)
-    gone = _gone(git, judged.head, report)
+    rendering = pipeline.rendering(git, report, args.max_findings)
+    gone = gone_paths(git, judged.head, report)
     fmt = args.format
     if fmt == "auto":
         fmt = formats.GITHUB if request.forge == GITHUB else "text"
@@ -49,30 +48,16 @@ def run(args: argparse.Namespace) -> int:
         "reproduce": shlex.join(command),
     }
     if fmt == "json":
-        sys.stdout.write(to_json(report) + "\n")
+        sys.stdout.write(to_json(report, rendering) + "\n")
     elif fmt in formats.FORMATS:
-        output.emit_report(report, fmt, sys.stdout, context, gone=gone)
+        output.emit_report(report, fmt, sys.stdout, context, gone=gone, rendering=rendering)
     else:
-        sys.stdout.write(to_text(report))
+        sys.stdout.write(to_text(report, rendering))
     target = args.codequality or (GITLAB_REPORT if request.forge == GITLAB else None)
     if target and target != "-":
-        issues = formats.codequality(formats.check_items(to_doc(report), gone))
+        issues = formats.codequality(formats.check_items(to_doc(report, rendering), gone))
         output.write_file(target, json.dumps(issues, indent=1) + "\n")
     return report.exit_code
-
-
-def _gone(git: Git, head: str, report: Report) -> frozenset[str]:
-    """The paths the findings name that the head no longer has: deleted files (or the
-    old names of renamed ones), which the forge formats say are deleted."""
-    named = sorted(
-        {p for v in report.decisions for f in v.findings for ps in f.paths.values() for p in ps}
-    )
-    if not named:
-        return frozenset()
-    present: set[str] = set()
-    for start in range(0, len(named), 1000):  # within any command line's length
-        present.update(path for _, _, path in git.ls_tree(head, named[start : start + 1000]))
-    return frozenset(named) - present
 
 
 def _read(path: str) -> bytes:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from git_evidence.core.errors import PolicyError
 from git_evidence.core.paths import Change
 from git_evidence.gate import carried, decision, staged
-from git_evidence.gate.report import Report
+from git_evidence.gate.report import PLAIN, Rendering, Report
 from git_evidence.plumbing import lookups
 from git_evidence.plumbing.git import Git
 from git_evidence.plumbing.in_force import resolve
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     import argparse
 
 
-def run(args: argparse.Namespace) -> Report:
+def run(args: argparse.Namespace) -> tuple[Report, Rendering]:
     git = Git()
     # Reads only: its lookups and objects share one cat-file each (plumbing/lookups.py).
     with lookups.live(git):
@@ -36,8 +36,8 @@ def run(args: argparse.Namespace) -> Report:
         try:
             policy = resolve(git).policy  # asks only the refs it reads
         except PolicyError as exc:
-            return _broken_policy(git, exc, change.changes, who)
-        return decision.decide(staged.gather(git, change, policy), policy, who)
+            return _broken_policy(git, exc, change.changes, who), PLAIN
+        return decision.decide(staged.gather(git, change, policy), policy, who), PLAIN
 
 
 def _broken_policy(
@@ -53,6 +53,6 @@ def _broken_policy(
             f"{exc.message}; this commit corrects {POLICY_FILE} alone: allowed here, the "
             "server validates it (policy-invalid)"
         )
-        return Report(who, None, [], staged=True)
+        return Report(who, None, staged=True)
     exc.fix = CLIENT_POLICY_FIX
     raise exc

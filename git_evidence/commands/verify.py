@@ -9,15 +9,14 @@ from __future__ import annotations
 import argparse
 import json
 import re
-from collections.abc import Mapping
 from typing import Any
 
 from git_evidence.core.errors import EXIT_ALLOW, EXIT_REFUSE, PREFIX
 from git_evidence.core.facts import Drift, Entry, LockRef
 from git_evidence.core.oids import Oid
 from git_evidence.gate.report import (
+    Rendering,
     Report,
-    carry_options,
     given_options,
     show_path,
     to_json,
@@ -25,10 +24,8 @@ from git_evidence.gate.report import (
     wrap,
 )
 from git_evidence.ledger.freezes import freeze_notes
-from git_evidence.lock import manifest, record, store
-from git_evidence.lock.disk import worktree_manifest
-from git_evidence.lock.record import LockInvalid
-from git_evidence.lock.scan import scan_note
+from git_evidence.lock import record, store
+from git_evidence.lock.compare import compare
 from git_evidence.plumbing import lookups
 from git_evidence.plumbing.context import require_commit
 from git_evidence.plumbing.git import Git
@@ -59,68 +56,15 @@ def _verify(git: Git, args: argparse.Namespace) -> int:
         refs = git.refs()
         policy, base = policy_and_base(git, refs, None, args.policy)
 
-    # One batch-check: REV's own note, whether there are notes at all, REV's roots.
-    roots = list(policy.lock_roots)
-    at = (f"{rev}:{root}" for root in roots)
-    own, (ref, *root_hits) = store.own_notes(git, policy.notes_ref, [rev], policy.notes_ref, *at)
-    found = store.lock_in_force(git, policy.notes_ref, rev, own.get(rev), ref is not None)
-    rev_trees = manifest.tree_ids(roots, root_hits)
-    summary: record.CachedLock | None = None
-    problem = None
-    drift: list[Drift] = []
-    if found is None:
-        problem = (
-            f"no lock in force at {rev[:12]}: fetch the locks (git fetch origin "
-            f"{policy.notes_ref}:{policy.notes_ref}) or have a lock writer pin one"
-        )
-    else:
-        cache = store.LockCache(git)
-        summary = cache.get(found.blob)
-        data = None
-        if summary is None and not args.worktree:
-            # A note read for the first time (a clone that fetched it): scanned, where
-            # it has the common shape, in place of building its files one by one; the
-            # scan says what the full parse would (lock/scan.py), and the cache learns it.
-            data = git.blob_bytes(found.blob)
-            scanned = scan_note(data, found.commit)
-            if scanned is not None:
-                summary = scanned.summary
-                cache.put(found.blob, summary)
-        # A valid note whose root trees equal REV's, and that pins no file outside
-        # them: REV's manifest is its files (build_manifest copies them), no drift.
-        fast = (
-            summary is not None
-            and not args.worktree
-            and summary.commit == found.commit
-            and not summary.outside
-            and _trees_at(git, rev, list(summary.trees), rev_trees) == summary.trees
-        )
-        if not fast:
-            try:
-                pinned = store.read_lock(git, found, cache, data)
-            except LockInvalid as exc:
-                problem, summary = exc.message, None
-            else:
-                summary = pinned.summary()
-                if args.worktree:
-                    top = git.work_tree("--worktree")
-                    actual = worktree_manifest(
-                        top, pinned.roots, policy.lock_exclude, pinned.files, checkout=Git(cwd=top)
-                    )
-                else:
-                    trees = _trees_at(git, rev, list(pinned.roots), rev_trees)
-                    _, actual = manifest.build_manifest(
-                        git, rev, pinned.roots, policy.lock_exclude, pinned, trees=trees
-                    )
-                drift = manifest.compare(pinned.files, actual)
+    found, summary, problem, drift = compare(git, rev, policy, worktree=args.worktree)
 
     who = client_identity(git.config_bool("evidence.trusted"))
     label = f"{base[:12]}..{rev[:12]}" if base else rev[:12]
     if rev == base:
         # An empty range: nothing to judge. What the gate would say about the base (a
         # lock that is stale, invalid or missing there) is what was compared above.
-        checked = Report(who, policy, notes=[f"{label}: nothing to judge ({rev[:12]} is the base)"])
-        checked.notes += freeze_notes(git, policy, rev, base)
+        said = f"{label}: nothing to judge ({rev[:12]} is the base)"
+        checked = Report(who, policy, notes=(said, *freeze_notes(git, policy, rev, base)))
     else:
         # The judging machinery is imported only when there is a range to judge.
         from git_evidence.gate.checking import check_range
@@ -128,7 +72,7 @@ def _verify(git: Git, args: argparse.Namespace) -> int:
         checked = check_range(
             git, refs if refs is not None else git.refs(), policy, who, base, rev, label
         )
-    carry_options(checked, given_options(args))
+    rendering = Rendering(options=given_options(args))
     # A stale lock holds no push unless the policy says so, but verify is the place
     # that says whether bytes match their pin: it fails on it.
     stale = any(f.rule == "lock-stale" for v in checked.decisions for f in v.findings)
@@ -153,14 +97,14 @@ def _verify(git: Git, args: argparse.Namespace) -> int:
                     },
                     "lock_error": problem,
                     "drift": [_drift_json(d) for d in drift],
-                    "check": json.loads(to_json(checked)),
+                    "check": json.loads(to_json(checked, rendering)),
                 },
                 indent=1,
             )
         )
     else:
         _print_text(rev, args.worktree, found, summary, problem, drift, policy)
-        print(to_text(checked), end="")
+        print(to_text(checked, rendering), end="")
         what = "the working tree" if args.worktree else rev[:12]
         reasons = [
             "no lock to compare with" if summary is None else "",
@@ -181,15 +125,6 @@ def _verify(git: Git, args: argparse.Namespace) -> int:
                 last = f"{PREFIX}: not verified: for the {len(given)} reasons above"
             print(last)
     return EXIT_ALLOW if ok else EXIT_REFUSE
-
-
-def _trees_at(
-    git: Git, rev: str, roots: list[str], known: Mapping[str, str | None]
-) -> dict[str, str | None]:
-    """``rev``'s tree for each of ``roots``, from ``known`` when it has them all."""
-    if all(root in known for root in roots):
-        return {root: known[root] for root in roots}
-    return manifest.root_trees(git, rev, roots)
 
 
 def _print_text(

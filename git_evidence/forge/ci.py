@@ -21,6 +21,7 @@ judged as the request's author against the ref the request targets.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from git_evidence.core.errors import UsageError
@@ -29,7 +30,7 @@ from git_evidence.core.oids import Oid, zero_oid
 from git_evidence.forge.event import Request
 from git_evidence.gate import pipeline
 from git_evidence.gate.checking import default_base
-from git_evidence.gate.report import Report
+from git_evidence.gate.report import Report, join
 from git_evidence.ledger.freezes import freeze_notes
 from git_evidence.plumbing.git import Git
 from git_evidence.plumbing.in_force import resolve
@@ -56,13 +57,22 @@ class Judged(NamedTuple):
     head: Oid
 
 
-def judge_request(git: Git, request: Request, *, as_name: str | None, fetch: bool) -> Judged:
-    notes = _ensure_commits(git, request, fetch)
+def judge_request(
+    git: Git,
+    request: Request,
+    *,
+    as_name: str | None,
+    fetch: bool,
+    notes: Sequence[str] = (),
+) -> Judged:
+    """``request`` judged as each pusher it names, the stricter report kept; ``notes``:
+    what the caller learnt before (where the base came from), said first."""
+    said = [*notes, *_ensure_commits(git, request, fetch)]
     refs = git.refs()
     head = Oid(request.head)
     base = Oid(request.base) if request.base and git.resolve_commit(request.base) else None
     if request.base and base is None:  # a push whose old tip is gone (a force push)
-        notes.append(
+        said.append(
             f"{request.base[:12]}, the tip before the push, is not on {REMOTE} any more "
             "(a force push): judged against the base branch"
         )
@@ -81,18 +91,16 @@ def judge_request(git: Git, request: Request, *, as_name: str | None, fetch: boo
     people = [_identity(request.login, request.source, request.forge, as_name)]
     if as_name is None:
         people += [_identity(login, source, request.forge, None) for login, source in request.also]
-    reports = []
-    for who in people:
-        report = pipeline.decide(git, [update], policy, view, who, notes=notes)
-        report.notes += freeze_notes(git, policy, head, bottom)
-        reports.append(report)
+    frozen = freeze_notes(git, policy, head, bottom)
+    reports = [pipeline.decide(git, [update], policy, view, who) for who in people]
     chosen = max(reports, key=lambda r: SEVERITY[r.decision])  # the first of the worst
-    for other in reports:
-        if other is not chosen:
-            chosen.notes.append(
-                f"also judged as {other.who.describe()} ({other.who.source}): {other.decision}"
-            )
-    return Judged(chosen, chosen.who, bottom, head)
+    also = [
+        f"also judged as {other.who.describe()} ({other.who.source}): {other.decision}"
+        for other in reports
+        if other is not chosen
+    ]
+    report = join(chosen.who, policy, [chosen], before=said, after=[*frozen, *also])
+    return Judged(report, chosen.who, bottom, head)
 
 
 def _identity(login: str | None, source: str, forge: str, as_name: str | None) -> Identity:
@@ -160,3 +168,17 @@ def _deepen(git: Git, base: str, head: str, fetch: bool) -> list[str]:
             return [f"deepened the shallow clone by {step} commits to reach the merge-base"]
     git.attempt("fetch", "--quiet", "--no-tags", "--unshallow", REMOTE)
     return ["fetched the whole history to find the merge-base of base and head"]
+
+
+def gone_paths(git: Git, head: str, report: Report) -> frozenset[str]:
+    """The paths the findings name that the head no longer has: deleted files (or the
+    old names of renamed ones), which the forge formats say are deleted."""
+    named = sorted(
+        {p for v in report.decisions for f in v.findings for ps in f.paths.values() for p in ps}
+    )
+    if not named:
+        return frozenset()
+    present: set[str] = set()
+    for start in range(0, len(named), 1000):  # within any command line's length
+        present.update(path for _, _, path in git.ls_tree(head, named[start : start + 1000]))
+    return frozenset(named) - present

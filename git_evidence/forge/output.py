@@ -18,7 +18,7 @@ from git_evidence.core.errors import UsageError
 from git_evidence.forge import formats, job_summary
 
 if TYPE_CHECKING:
-    from git_evidence.gate.report import Report
+    from git_evidence.gate.report import Rendering, Report
 
 SUMMARY_VARIABLE = "GITHUB_STEP_SUMMARY"
 
@@ -30,13 +30,15 @@ def emit_report(
     context: Mapping[str, str] | None = None,
     environ: Mapping[str, str] = os.environ,
     gone: frozenset[str] = frozenset(),
+    rendering: Rendering | None = None,
 ) -> None:
-    """A fence decision (``check``, ``ci``) in ``fmt``; ``context`` as
-    job_summary.check_summary takes it; ``gone``: the paths the judged head no longer
-    has (deleted files, said so)."""
-    from git_evidence.gate.report import to_doc, to_text
+    """A fence decision (``check``, ``ci``) in ``fmt``, shown as ``rendering`` says
+    (default: ``report.PLAIN``); ``context`` as job_summary.check_summary takes it;
+    ``gone``: the paths the judged head no longer has (deleted files, said so)."""
+    from git_evidence.gate.report import PLAIN, to_doc, to_text
 
-    doc = to_doc(report)
+    shown = PLAIN if rendering is None else rendering
+    doc = to_doc(report, shown)
     items = formats.check_items(doc, gone)
     if fmt == formats.SARIF:
         from git_evidence.forge import sarif
@@ -55,7 +57,7 @@ def emit_report(
     elif fmt == formats.CODEQUALITY:
         stream.write(json.dumps(formats.codequality(items), indent=1) + "\n")
     else:
-        _github(items, to_text(report), stream)
+        _github(items, to_text(report, shown), stream)
         append_summary(job_summary.check_summary(doc, context, gone), environ)
 
 

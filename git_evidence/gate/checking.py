@@ -1,20 +1,53 @@
 """A range checked on the client as the server would judge it (``check``, ``verify``):
-the base and policy a client compares with, and the freezes reported with it."""
+the base and policy a client compares with, and the freezes reported with it;
+``check`` itself, over every range it is given."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from git_evidence.core.facts import RefUpdate, RefView
 from git_evidence.core.oids import Oid, zero_oid
 from git_evidence.gate import pipeline
-from git_evidence.gate.report import Report
+from git_evidence.gate.report import Rendering, Report, join
 from git_evidence.plumbing import batch
 from git_evidence.plumbing.context import require_commit
 from git_evidence.plumbing.git import Git
-from git_evidence.plumbing.in_force import DEFAULT_BASE, resolve, tracking_ref
-from git_evidence.policy.identity import Identity
+from git_evidence.plumbing.in_force import DEFAULT_BASE, AskedRefs, resolve, tracking_ref
+from git_evidence.policy.identity import Identity, client_identity
 from git_evidence.policy.schema import Policy
+
+
+def check(
+    git: Git,
+    ranges: Sequence[str],
+    *,
+    base: str | None,
+    draft: str | None,
+    as_name: str | None,
+    max_findings: int | None,
+    options: tuple[str, ...] = (),
+) -> tuple[Report, Rendering]:
+    """``check``: each of ``ranges`` (``A..B``, or a commit judged from ``base``, else
+    from the default base) judged as the server would, as one report, and how to show
+    it (``options``: the words its printed commands carry)."""
+    refs = AskedRefs(git)  # the few refs it reads, asked of the object reader
+    if base or not all(".." in text for text in ranges):
+        policy, bottom = policy_and_base(git, refs, base, draft)
+    else:  # every range names its bottom: no default base to look for
+        policy, bottom = policy_only(git, refs, None, draft), None
+    who = client_identity(git.config_bool("evidence.trusted"), as_name)
+    parts = []
+    for text in ranges:
+        start, sep, end = text.partition("..")
+        if sep:
+            low: Oid | None = require_commit(git, start or "HEAD")
+            top = require_commit(git, end or "HEAD")
+        else:
+            low, top = bottom, require_commit(git, text)
+        parts.append(check_range(git, refs, policy, who, low, top, text))
+    report = join(who, policy, parts)
+    return report, pipeline.rendering(git, report, max_findings, options)
 
 
 def policy_and_base(
@@ -51,13 +84,19 @@ def check_range(
     with the freezes in force reported."""
     view = RefView({policy.base: bottom} if bottom else {}, bottom, policy.notes_ref in refs)
     update = RefUpdate(zero_oid(top), top, label)
-    report = pipeline.decide(git, [update], policy, view, who, named_refs=False)
-    if batch.check(git, [f"{top}:{policy.ledger_path}"])[0] is not None:
-        # the ledger's reader (json, datetime) only where there is a ledger to read
-        from git_evidence.ledger.freezes import freeze_notes
+    frozen = freezes(git, policy, top, bottom)
+    return pipeline.decide(git, [update], policy, view, who, named_refs=False, after=frozen)
 
-        report.notes += freeze_notes(git, policy, top, bottom)
-    return report
+
+def freezes(git: Git, policy: Policy, top: Oid, bottom: Oid | None) -> list[str]:
+    """The notes on the freezes in force at ``top`` that a report of ``bottom..top``
+    ends with; none without a ledger there."""
+    if batch.check(git, [f"{top}:{policy.ledger_path}"])[0] is None:
+        return []
+    # the ledger's reader (json, datetime) only where there is a ledger to read
+    from git_evidence.ledger.freezes import freeze_notes
+
+    return freeze_notes(git, policy, top, bottom)
 
 
 def default_base(git: Git, refs: Mapping[str, Oid], base_ref: str) -> Oid | None:

@@ -19,17 +19,24 @@ if TYPE_CHECKING:
     from git_evidence.policy.schema import Policy
 
 
-def decide(push: PushFacts, policy: Policy, who: Identity, notes: Sequence[str] = ()) -> Report:
+def decide(
+    push: PushFacts,
+    policy: Policy,
+    who: Identity,
+    notes: Sequence[str] = (),
+    after: Sequence[str] = (),
+) -> Report:
     """The one decide pass over gathered facts, as a report (a push's caller pauses the
     cyclic collector around gathering and deciding: ``acyclic``). ``notes``: what the
     caller learnt before deciding (the refs it let through, a missing lock), said before
-    the pass's own notes; the report is built with them, not amended afterwards."""
+    the pass's own notes; ``after``: what it says after them (the freezes in force).
+    The report is built with them once, never amended afterwards."""
     decided = rules.decide(push, policy, who)
     return Report(
         who,
         policy,
-        decided.decisions,
-        notes=[*notes, *decided.notes],
+        tuple(decided.decisions),
+        notes=(*notes, *decided.notes, *after),
         staged=push.entry == "pre-commit",
     )
 

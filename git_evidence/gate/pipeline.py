@@ -23,7 +23,7 @@ from git_evidence.core.paths import Classifier
 from git_evidence.gate import carried, decision, endpoint
 from git_evidence.gate.endpoint import EndpointRow
 from git_evidence.gate.ranges import plan_updates, settle_plans, stream_commits
-from git_evidence.gate.report import Report
+from git_evidence.gate.report import MAX_FINDINGS, Rendering, Report
 from git_evidence.gate.time_budget import PROGRESS
 from git_evidence.lock import check as lock_check
 from git_evidence.plumbing import lookups
@@ -54,13 +54,14 @@ def decide(
     entry: EntryPoint | None = None,
     server_refs: Mapping[str, Oid] | None = None,
     notes: Sequence[str] = (),
+    after: Sequence[str] = (),
 ) -> Report:
     """Gather, then decide, the cyclic collector paused throughout (``decision.acyclic``:
     the gathered summaries stay live until the last finding): ``named_refs=False``
     judges ranges that are not ref updates (``check``); ``entry`` names who asks when a
     finding is worded for it (``pre-push``); ``server_refs`` (pre-receive): the server's
-    refs before the push, to read its policy as the push leaves it; ``notes``: the
-    caller's, said first in the report (``decision.decide``)."""
+    refs before the push, to read its policy as the push leaves it; ``notes``, ``after``:
+    the caller's, said before and after the pass's own (``decision.decide``)."""
     entry = entry or ("pre-receive" if named_refs else "check")
     # Gathering writes nothing: its lookups share one cat-file (plumbing/lookups.py).
     with decision.acyclic(), lookups.live(git):
@@ -74,7 +75,7 @@ def decide(
             entry=entry,
             server_refs=server_refs,
         )
-        return decision.decide(push, policy, who, notes)
+        return decision.decide(push, policy, who, notes, after)
 
 
 def gather(
@@ -232,25 +233,27 @@ def _bundle(
     )
 
 
-def show_findings(git: Git, report: Report, given: int | None) -> None:
-    """How many findings the text report shows in full: ``--max-findings N``, else
-    ``git config evidence.maxFindings`` (for hooks, which take no options; read only
-    when some limit could hide a finding), else the default. 0 shows all."""
+def rendering(
+    git: Git, report: Report, given: int | None, options: tuple[str, ...] = ()
+) -> Rendering:
+    """How ``report`` is shown: the ``options`` its printed commands carry, and how many
+    findings the text shows in full: ``--max-findings N`` (``given``), else ``git config
+    evidence.maxFindings`` (for hooks, which take no options; read only when some limit
+    could hide a finding), else the default. 0 shows all."""
     if given is not None:
-        report.max_findings = given
-        return
+        return Rendering(given, options)
     if sum(len(v.findings) for v in report.decisions) <= 1:
-        return
+        return Rendering(options=options)
     value = git.config_get(MAX_FINDINGS_KEY)
     if value is None:
-        return
+        return Rendering(options=options)
     if value.strip().isdigit():
-        report.max_findings = int(value)
-    else:
-        report.notes.append(
-            f"git config {MAX_FINDINGS_KEY} is {value!r}, not a number of findings: "
-            f"showing {report.max_findings} (0 shows all)"
-        )
+        return Rendering(int(value), options)
+    note = (
+        f"git config {MAX_FINDINGS_KEY} is {value!r}, not a number of findings: "
+        f"showing {MAX_FINDINGS} (0 shows all)"
+    )
+    return Rendering(options=options, notes=(note,))
 
 
 def _endpoint_rows(

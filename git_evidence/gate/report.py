@@ -1,15 +1,17 @@
-"""Text and JSON renderings of a judgement."""
+"""A judgement as it is reported: the ``Report`` (built once, frozen), ``join`` (reports
+judged apart as one new report), the ``Rendering`` it is shown with (how many findings,
+the options a printed command carries), and its text and JSON."""
 
 from __future__ import annotations
 
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from git_evidence.core.errors import EXIT_ALLOW, EXIT_ERROR, EXIT_REFUSE, PREFIX
-from git_evidence.core.slots import Slotted
+from git_evidence.core.slots import Frozen
 from git_evidence.rules.findings import Finding, UpdateDecision, creates_base, worst
 from git_evidence.rules.table import ALLOW
 
@@ -33,39 +35,16 @@ _KEEP = "\0"  # stands for the spaces of a command that a wrapped line keeps who
 CONTINUED = "    "  # how a wrapped line goes on
 
 
-class Report(Slotted):
-    __slots__ = (
-        "decisions",
-        "error",
-        "max_findings",
-        "notes",
-        "options",
-        "policy",
-        "staged",
-        "who",
-    )
+class Report(Frozen):
+    """A judgement, built once from what was decided (``decision.decide``) and the notes
+    said with it; how it is shown is the renderers' (``Rendering``), not its own."""
 
-    def __init__(
-        self,
-        who: Identity,
-        policy: Policy | None,
-        decisions: list[UpdateDecision] | None = None,
-        error: Finding | None = None,
-        notes: list[str] | None = None,
-        staged: bool = False,
-        max_findings: int = MAX_FINDINGS,
-    ) -> None:
-        self.who = who
-        self.policy = policy
-        self.decisions: list[UpdateDecision] = [] if decisions is None else decisions
-        self.error = error
-        self.notes: list[str] = [] if notes is None else notes
-        self.staged = staged  # pre-commit's judgement of the staged change
-        self.max_findings = max_findings  # shown in full in text; 0: all
-        # The options the user ran with that change what a suggested command judges
-        # (`--base`, `--as`, `--policy`), as words a shell reads back: they ride on
-        # every command the report prints.
-        self.options: tuple[str, ...] = ()
+    who: Identity
+    policy: Policy | None
+    decisions: tuple[UpdateDecision, ...] = ()
+    error: Finding | None = None
+    notes: tuple[str, ...] = ()
+    staged: bool = False  # pre-commit's judgement of the staged change
 
     @property
     def decision(self) -> Decision:
@@ -79,6 +58,63 @@ class Report(Slotted):
             return EXIT_ERROR
         return EXIT_ALLOW if self.decision == ALLOW else EXIT_REFUSE
 
+
+def join(
+    who: Identity,
+    policy: Policy | None,
+    parts: Iterable[Report],
+    *,
+    before: Sequence[str] = (),
+    after: Sequence[str] = (),
+) -> Report:
+    """One report of judgements made apart for ``who`` under ``policy`` (``check``'s
+    ranges, ``ci``'s pick among its pushers): their decisions in order, and the notes
+    ``before``, then each part's, then ``after``: a new report, the parts (judgements
+    that finished: none carries an error) left as they are."""
+    listed = tuple(parts)
+    return Report(
+        who,
+        policy,
+        tuple(v for part in listed for v in part.decisions),
+        notes=(*before, *(note for part in listed for note in part.notes), *after),
+    )
+
+
+class Rendering(Frozen):
+    """How a report is shown, which is not what it says: the findings the text shows
+    in full (``max_findings``; 0: all), the options a printed command carries
+    (``--base``, ``--as``, ``--policy`` as words a shell reads back: ``given_options``)
+    and what the settings themselves call for (a limit that is no number). The command
+    builds it from its command line and git's config, and hands it to the renderers
+    with the report."""
+
+    max_findings: int = MAX_FINDINGS
+    options: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def hint(self, text: str) -> str:
+        """``text`` (a finding's hint) with the options carried onto every
+        ``git evidence check|split`` it suggests (``split`` takes only ``--policy``: it
+        classifies, it does not judge a pusher)."""
+        if not self.options or "`git evidence " not in text:
+            return text
+        options = self.options
+        for_split = tuple(
+            word
+            for flag, value in zip(options[::2], options[1::2], strict=True)
+            if flag == "--policy"
+            for word in (flag, value)
+        )
+
+        def carried(found: re.Match[str]) -> str:
+            extra = options if found.group(1) == "check" else for_split
+            command = found.group(1) + (found.group(2) or "")
+            return "`" + " ".join(["git evidence", command, *extra]) + "`"
+
+        return _HINT_COMMAND.sub(carried, text)
+
+
+PLAIN = Rendering()  # the defaults: 20 findings in full, no option carried
 
 # The options a printed command carries over from the command line.
 CARRIED = (("base", "--base"), ("as_name", "--as"), ("policy", "--policy"))
@@ -101,32 +137,6 @@ def given_options(args: object) -> tuple[str, ...]:
 _HINT_COMMAND = re.compile(r"`git evidence (check|split)( [^`]*)?`")
 
 
-def carry_options(report: Report, options: tuple[str, ...]) -> None:
-    """Give ``report`` the ``options`` it was made with: the footer's command carries
-    them, and so does every ``git evidence check|split`` a hint suggests (``split``
-    takes only ``--policy``: it classifies, it does not judge a pusher)."""
-    report.options = options
-    if not options:
-        return
-    for_split = tuple(
-        word
-        for flag, value in zip(options[::2], options[1::2], strict=True)
-        if flag == "--policy"
-        for word in (flag, value)
-    )
-
-    def carried(found: re.Match[str]) -> str:
-        extra = options if found.group(1) == "check" else for_split
-        return (
-            "`" + " ".join(["git evidence", found.group(1) + (found.group(2) or ""), *extra]) + "`"
-        )
-
-    for decision in report.decisions:
-        decision.findings = [
-            f._replace(hint=_HINT_COMMAND.sub(carried, f.hint)) for f in decision.findings
-        ]
-
-
 def show_path(path: str) -> str:
     """A path as one printable line: odd characters are escaped, JSON-style."""
     if path.isprintable() and path.strip() == path and '"' not in path:
@@ -140,33 +150,34 @@ def show_path(path: str) -> str:
     return json.dumps(path)
 
 
-def to_json(report: Report) -> str:
+def to_json(report: Report, rendering: Rendering = PLAIN) -> str:
     import json
 
-    doc = to_doc(report)
+    doc = to_doc(report, rendering)
     many = sum(len(v.findings) for v in report.decisions) > JSON_INDENT_FINDINGS
     return json.dumps(doc, indent=None if many else 1, sort_keys=False)
 
 
-def to_doc(report: Report) -> dict[str, Any]:
+def to_doc(report: Report, rendering: Rendering = PLAIN) -> dict[str, Any]:
     """The JSON document of a judgement, as data: what ``to_json`` writes and what the
-    forge formats (forge/formats.py) render."""
+    forge formats (forge/formats.py) render; every finding, whatever the limit."""
     doc: dict[str, Any] = {
         "decision": report.decision,
         "pusher": report.who.name,
         "policy": None
         if report.policy is None
         else {"source": report.policy.source, "digest": report.policy.digest},
-        "updates": [_update_json(v) for v in report.decisions],
+        "updates": [_update_json(v, rendering) for v in report.decisions],
     }
     if report.error is not None:
         doc["error"] = _finding_json(report.error)
-    if report.notes:
-        doc["notes"] = report.notes
+    notes = [*report.notes, *rendering.notes]
+    if notes:
+        doc["notes"] = notes
     return doc
 
 
-def _update_json(outcome: UpdateDecision) -> dict[str, Any]:
+def _update_json(outcome: UpdateDecision, rendering: Rendering) -> dict[str, Any]:
     facts = outcome.facts
     return {
         "ref": facts.update.ref,
@@ -175,35 +186,37 @@ def _update_json(outcome: UpdateDecision) -> dict[str, Any]:
         "base": facts.base,
         "commits": len(facts.commits),
         "decision": outcome.decision,
-        "findings": [_finding_json(f) for f in outcome.findings],
+        "findings": [_finding_json(f, rendering.hint) for f in outcome.findings],
     }
 
 
-def _finding_json(finding: Finding) -> dict[str, Any]:
+def _finding_json(finding: Finding, hint: Callable[[str], str] = str) -> dict[str, Any]:
     return {
         "rule": finding.rule,
         "decision": finding.decision,
         "commit": finding.commit,
         "paths": finding.paths,
         "message": finding.message,
-        "hint": finding.hint,
+        "hint": hint(finding.hint),
         "blocking": finding.blocking,
         "accepted_by": finding.accepted_by,
         **({"details": dict(finding.details)} if finding.details else {}),
     }
 
 
-def to_text(report: Report, *, verbose: bool = True, width: int = WIDTH) -> str:
+def to_text(
+    report: Report, rendering: Rendering = PLAIN, *, verbose: bool = True, width: int = WIDTH
+) -> str:
     """The report for people: lines of at most ``width`` columns (a path or a command
-    longer than that stays whole); the first ``report.max_findings`` findings in full,
-    then per update one line per rule counting the rest, with the command that lists
-    them."""
+    longer than that stays whole); the first ``rendering.max_findings`` findings in
+    full, then per update one line per rule counting the rest, with the command that
+    lists them."""
     lines: list[str] = []
-    for note in report.notes:
+    for note in (*report.notes, *rendering.notes):
         lines += wrap(f"{PREFIX}: {note}", width)
     if report.error is not None:
         lines += _finding_lines(report.error, width)
-    room = report.max_findings if report.max_findings > 0 else None
+    room = rendering.max_findings if rendering.max_findings > 0 else None
     for outcome in report.decisions:
         facts = outcome.facts
         if not outcome.findings and not verbose:
@@ -220,11 +233,11 @@ def to_text(report: Report, *, verbose: bool = True, width: int = WIDTH) -> str:
         findings = outcome.findings
         shown = findings if room is None else findings[:room]
         for finding in shown:
-            lines += _finding_lines(finding, width)
+            lines += _finding_lines(finding, width, rendering.hint)
         if room is not None:
             room -= len(shown)
             if len(findings) > len(shown):
-                lines += _more_lines(outcome, findings[len(shown) :], width, report.options)
+                lines += _more_lines(outcome, findings[len(shown) :], width, rendering.options)
     lines += wrap(_summary(report), width)
     return "\n".join(lines) + "\n"
 
@@ -271,7 +284,9 @@ def _columns(text: str) -> int:
     return total
 
 
-def _finding_lines(finding: Finding, width: int = WIDTH) -> list[str]:
+def _finding_lines(
+    finding: Finding, width: int = WIDTH, hint: Callable[[str], str] = str
+) -> list[str]:
     if finding.accepted_by is not None:
         return _accepted_lines(finding, width)
     where = " ".join(x for x in (finding.ref, (finding.commit or "")[:12]) if x)
@@ -295,7 +310,7 @@ def _finding_lines(finding: Finding, width: int = WIDTH) -> list[str]:
             lines.append(f"    {klass}: ... and {len(found) - len(shown)} more")
     # What a finding that holds nothing asks for is a next step, not a fix.
     label = "To fix" if finding.blocking and finding.decision != ALLOW else "Next"
-    lines += wrap(f"{label}: {finding.hint}", width, first="  ")
+    lines += wrap(f"{label}: {hint(finding.hint)}", width, first="  ")
     return lines
 
 

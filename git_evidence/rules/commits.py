@@ -110,9 +110,9 @@ def decide_update(
     (default: proposal_ref)."""
     findings = decide_ref(facts, policy, who)
     if findings or facts.revlist is None:
-        return UpdateDecision(facts, findings)
+        return UpdateDecision(facts, tuple(findings))
     found = decide_range(facts, commits, policy, who, bound=bound, proposal=proposal)
-    return UpdateDecision(facts, found, judged=True)
+    return UpdateDecision(facts, tuple(found), judged=True)
 
 
 def decide_staged(
@@ -129,8 +129,7 @@ def decide_staged(
     evidence alone on a branch that takes ``proposal``s is one."""
     outcome = decide_update(facts, [summary], policy, who, bound=protected, proposal=proposal)
     target = facts.update.ref if protected else policy.base
-    staged = [_staged(f, policy, target) for f in outcome.findings]
-    return UpdateDecision(outcome.facts, staged, outcome.judged)
+    return outcome.with_findings(_staged(f, policy, target) for f in outcome.findings)
 
 
 def _staged(finding: Finding, policy: Policy, target: str) -> Finding:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from git_evidence.core.slots import Frozen
 from git_evidence.rules.commits import decide_ref, decide_staged, decide_update
 from git_evidence.rules.files import (
     decide_file,
@@ -25,7 +26,6 @@ if TYPE_CHECKING:  # data types only: the rules import nothing that runs git
     from git_evidence.core.facts import PushFacts, UpdateBundle, UpdateFacts
     from git_evidence.policy.identity import Identity
     from git_evidence.policy.schema import Policy
-    from git_evidence.rules.findings import Finding
 
 # A range `check` judges is no ref: what a push of it to a protected ref would meet
 # about the files it leaves is a note.
@@ -34,14 +34,11 @@ UNPUSHED_FILES = (
 )
 
 
-class Decided:
+class Decided(Frozen):
     """Each update's decision, and the notes the pass made (files a range leaves)."""
 
-    __slots__ = ("decisions", "notes")
-
-    def __init__(self, decisions: list[UpdateDecision], notes: list[str]) -> None:
-        self.decisions = decisions
-        self.notes = notes
+    decisions: list[UpdateDecision]
+    notes: list[str]
 
 
 def decide(push: PushFacts, policy: Policy, who: Identity) -> Decided:
@@ -61,22 +58,17 @@ def decide(push: PushFacts, policy: Policy, who: Identity) -> Decided:
     after = push.after_push
     if after is not None and any(changed) and worst(v.decision for v in decisions) != REJECT:
         decisions = [
-            _with(outcome, [*outcome.findings, *decide_file(outcome.facts, after)])
+            outcome.with_findings([*outcome.findings, *decide_file(outcome.facts, after)])
             if policy_changed
             else outcome
             for outcome, policy_changed in zip(decisions, changed, strict=True)
         ]
     if push.entry == "pre-push" and not who.trusted_clone:
         decisions = [
-            _with(outcome, [liftable_by_trust(f) for f in outcome.findings])
+            outcome.with_findings(liftable_by_trust(f) for f in outcome.findings)
             for outcome in decisions
         ]
     return Decided(decisions, notes)
-
-
-def _with(outcome: UpdateDecision, findings: list[Finding]) -> UpdateDecision:
-    """``outcome`` with other findings: a new decision, the one returned left as it is."""
-    return UpdateDecision(outcome.facts, findings, outcome.judged)
 
 
 def judges_range(facts: UpdateFacts, policy: Policy, who: Identity) -> bool:
@@ -96,13 +88,13 @@ def _update(
 ) -> UpdateDecision:
     facts = bundle.facts
     outcome = decide_update(facts, bundle.commits, policy, who)
-    findings = outcome.findings
+    findings = list(outcome.findings)
     if facts.notes and facts.update.ref.casefold() == policy.judge.notes_ref.casefold():
         findings += decide_verdict_notes(facts, bundle.verdicts)
     elif facts.notes:
         findings += decide_notes(facts, bundle.notes)
     if not outcome.judged or facts.commit is None:
-        return outcome
+        return outcome.with_findings(findings)
     files = [f for found in bundle.files for f in decide_file(facts, found)]
     if facts.protected:
         findings += files
@@ -113,7 +105,7 @@ def _update(
         findings += decide_lock(facts, bundle.lock, policy, who, proposed=proposed)
     findings += decide_ledger(facts, bundle.ledger, policy.ledger_path)
     findings += decide_quota(facts, bundle.quota, policy.quota_path)
-    return outcome
+    return outcome.with_findings(findings)
 
 
 def _staged(bundle: UpdateBundle, push: PushFacts, policy: Policy, who: Identity) -> UpdateDecision:
@@ -128,6 +120,5 @@ def _staged(bundle: UpdateBundle, push: PushFacts, policy: Policy, who: Identity
         protected=push.staged_protected,
         proposal=push.staged_proposal,
     )
-    for found in bundle.files:
-        outcome.findings += decide_file(facts, found, staged=True)
-    return outcome
+    files = [f for found in bundle.files for f in decide_file(facts, found, staged=True)]
+    return outcome.with_findings([*outcome.findings, *files]) if files else outcome

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from git_evidence.core.oids import Oid
-from git_evidence.core.slots import Slotted
+from git_evidence.core.slots import Frozen
 from git_evidence.rules.table import (
     ALLOW,
     HELD,
@@ -58,13 +58,17 @@ class Finding(NamedTuple):
     details: Mapping[str, str] | None = None
 
 
-class UpdateDecision(Slotted):
-    __slots__ = ("facts", "findings", "judged")
+class UpdateDecision(Frozen):
+    """One update's findings, decided once (``rules/decide.py``): a decider that adds a
+    finding builds a new decision (``with_findings``), never amends one."""
 
-    def __init__(self, facts: UpdateFacts, findings: list[Finding], judged: bool = False) -> None:
-        self.facts = facts
-        self.findings = findings
-        self.judged = judged  # its commits were judged: nothing refused the ref itself
+    facts: UpdateFacts
+    findings: tuple[Finding, ...]
+    judged: bool = False  # its commits were judged: nothing refused the ref itself
+
+    def with_findings(self, findings: Iterable[Finding]) -> UpdateDecision:
+        """This decision with other findings: a new one, this one left as it is."""
+        return UpdateDecision(self.facts, tuple(findings), self.judged)
 
     @property
     def decision(self) -> Decision:

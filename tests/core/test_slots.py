@@ -28,7 +28,7 @@ def test_slotted_records_are_equal_field_by_field() -> None:
 
 def test_slotted_records_of_two_types_are_never_equal() -> None:
     facts = UpdateFacts(UPDATE, True, False)
-    assert UpdateDecision(facts, []) != LockFacts()
+    assert UpdateDecision(facts, ()) != LockFacts()
     assert LockFacts() != (None, None, None, None, None)
 
 
@@ -62,10 +62,19 @@ def test_mutable_defaults_are_fresh_for_each_record() -> None:
     (settled,) = settle_plans([one])
     assert settled.listed == ["c" * 40] and settled.commits == [Oid("c" * 40)]
     assert UpdateFacts(UPDATE, True, False).commits == ()
-    first, second = Report(Identity("alice", "test"), None), Report(Identity("bob", "test"), None)
-    first.notes.append("note")
-    first.decisions.append(UpdateDecision(one, []))  # type: ignore[arg-type]
-    assert second.notes == [] and second.decisions == []
+
+
+def test_a_report_and_its_decisions_refuse_assignment_once_built() -> None:
+    decision = UpdateDecision(UpdateFacts(UPDATE, True, False), ())
+    report = Report(Identity("alice", "test"), None, (decision,), notes=("said",))
+    with pytest.raises(AttributeError, match="built once"):
+        report.notes = ()  # type: ignore[misc]
+    with pytest.raises(AttributeError, match="built once"):
+        report.max_findings = 0
+    with pytest.raises(AttributeError, match="built once"):
+        decision.findings = ()  # type: ignore[misc]
+    assert report.notes == ("said",) and report.decisions == (decision,)
+    assert Report(Identity("bob", "test"), None).decisions == ()
 
 
 def test_facts_refuse_assignment_once_built() -> None:

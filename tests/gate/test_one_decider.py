@@ -206,7 +206,7 @@ def test_the_report_is_built_once_with_the_callers_notes() -> None:
     from git_evidence.policy.identity import Identity
     from git_evidence.policy.schema import Policy
 
-    notes = ["refs/notes/x: said by the hook"]
+    notes = ("refs/notes/x: said by the hook",)
     report = decision.decide(PushFacts([], "pre-push"), Policy(), Identity("alice", "test"), notes)
-    assert report.notes == notes and report.notes is not notes
-    assert report.decisions == [] and report.decision == "allow"
+    assert report.notes == notes
+    assert report.decisions == () and report.decision == "allow"

@@ -44,7 +44,7 @@ def one(
     """The findings of a push of one update."""
     decided = decide(PushFacts([bundle], entry, **push), BASE_POLICY, who(pusher))  # type: ignore[arg-type]
     assert len(decided.decisions) == 1
-    return decided.decisions[0].findings
+    return list(decided.decisions[0].findings)
 
 
 # -- which decider: the staged change, or a pushed update -----------------------------------
@@ -205,7 +205,7 @@ def test_a_protected_tip_that_leaves_a_broken_file_is_refused() -> None:
 def test_a_range_that_is_no_protected_ref_is_told_in_a_note() -> None:
     bundle = UpdateBundle(facts(protected=False), [summary("src/app.py")], files=[BROKEN_POLICY])
     decided = decide(PushFacts([bundle], "check"), BASE_POLICY, who(AGENT))
-    assert decided.decisions[0].findings == []
+    assert decided.decisions[0].findings == ()
     assert decided.notes == [f"policy-invalid: {BROKEN_POLICY.problem} ({UNPUSHED_FILES})"]
 
 

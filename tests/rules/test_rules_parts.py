@@ -219,7 +219,9 @@ def test_with_no_reviewer_a_hold_says_the_policy_lists_none() -> None:
 def _staged(*changed: str, pusher: str = AGENT, protected: bool = True) -> list[Finding]:
     staged = summary(*changed)._replace(oid=STAGED)
     update = facts(ref="refs/heads/main" if protected else "refs/heads/topic", protected=protected)
-    return decide_staged(update, staged, BASE_POLICY, who(pusher), protected=protected).findings
+    return list(
+        decide_staged(update, staged, BASE_POLICY, who(pusher), protected=protected).findings
+    )
 
 
 def test_staged_evidence_is_taken_out_with_git_restore_naming_its_paths() -> None:

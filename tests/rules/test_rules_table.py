@@ -303,7 +303,7 @@ def test_other_and_test_findings_list_their_paths_once() -> None:
 def test_a_trusted_clone_writes_every_kind_of_evidence() -> None:
     trusted = client_identity(trusted=True)
     commits = [summary("tests/fixtures/a.json"), summary("tests/freeze.jsonl", n=1)]
-    assert decide_update(facts(), commits, BASE_POLICY, trusted).findings == []
+    assert decide_update(facts(), commits, BASE_POLICY, trusted).findings == ()
     assert decide_ref(facts(BASE_POLICY.notes_ref, notes=True), BASE_POLICY, trusted) == []
     assert trusted.describe() == "this clone (trusted clone)"
 
@@ -314,7 +314,7 @@ def test_a_refused_ref_judges_no_commits() -> None:
     assert rules_of(verdict.findings) == {"ref-namespace": REJECT}
     assert not verdict.judged
     no_range = facts(revlist=None)
-    assert decide_update(no_range, mixed, BASE_POLICY, who(AGENT)).findings == []
+    assert decide_update(no_range, mixed, BASE_POLICY, who(AGENT)).findings == ()
 
 
 def test_a_range_without_a_base_says_so_in_its_hints() -> None:
