@@ -128,8 +128,8 @@ def judgements(draw: st.DrawFn) -> tuple[tuple[JudgeProperty, ...], Outcomes, in
                 codes[(prop.id, seed, path)] = draw(st.sampled_from([1, 1, 0]))
     possible = sorted(f"{p.id}:{exit_fingerprint(p.id, c)}" for p in props for c in (1, 2))
     frozen = set(draw(st.lists(st.sampled_from(possible), unique=True)))
-    seeds = sorted((p.id, seed) for p in props for seed in p.seeds)
-    unread = frozenset(draw(st.lists(st.sampled_from(seeds), max_size=2)))
+    pairs = sorted((p.id, seed) for p in props for seed in p.seeds)
+    unread = frozenset(draw(st.lists(st.sampled_from(pairs), max_size=2)))
     return tuple(props), Outcomes(codes, hits, frozen, unread), draw(st.integers(1, 6))
 
 
