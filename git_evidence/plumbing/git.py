@@ -56,19 +56,6 @@ class Git(Process):
 
     # -- small questions -------------------------------------------------------
 
-    def config_all(self, key: str) -> list[str]:
-        """Every value of ``key`` (``config --get-all``), in order; none when unset."""
-        code, out = self.run("config", "--get-all", key, ok_codes=(0, 1))
-        return out.decode("utf-8", "surrogateescape").splitlines() if code == 0 else []
-
-    def set_config(self, key: str, value: str, *, add: bool = False) -> None:
-        """Write ``key`` in the repository's config; ``add``: one more value."""
-        self.run("config", *(["--add"] if add else []), key, value)
-
-    def unset_config(self, key: str, value: str) -> None:
-        """Remove every value of ``key`` that is exactly ``value``."""
-        self.run("config", "--fixed-value", "--unset-all", key, value)
-
     def remotes(self) -> list[str]:
         return self.text("remote").split()
 
