@@ -50,6 +50,10 @@ class Git(Process):
         super().__init__(cwd, env)
         self._ident: bytes | None = None
         self._ident_asked = False
+        # Answers kept for this Git, by the directory git runs in: a Git keeps its cwd
+        # and env (copied when it is made); without a cwd it runs where the process is.
+        self._tops: dict[str, str | None] = {}
+        self._dirs: dict[str, list[str]] = {}
         # The running readers of the ``lookups.live`` block this Git is in: its short
         # lookups and its ``CatFile`` reads go to them (batch.py).
         self.live: batch.Live | None = None
@@ -76,14 +80,17 @@ class Git(Process):
         """The top of the work tree (``rev-parse --show-toplevel``) as git prints it (a
         name may begin or end with a space); None where there is none: a bare
         repository, inside a git directory, outside any repository. Any other failure
-        of git is an error (the agent's guard allows nothing then)."""
+        of git is an error (the agent's guard allows nothing then). An answer is kept:
+        this Git asks git once."""
+        where = self.cwd or os.getcwd()
+        if where in self._tops:
+            return self._tops[where]
         done = self.attempt("rev-parse", "--show-toplevel")
         out = done.stdout[:-1] if done.stdout.endswith(b"\n") else done.stdout
-        if done.returncode == 0 and out:
-            return decode_path(out)
-        if done.returncode == 0 or any(why in done.stderr for why in _NO_WORK_TREE):
-            return None
-        raise GitError(list(done.args), done.returncode, done.stdout, done.stderr)
+        if done.returncode != 0 and not any(why in done.stderr for why in _NO_WORK_TREE):
+            raise GitError(list(done.args), done.returncode, done.stdout, done.stderr)
+        top = self._tops[where] = decode_path(out) if done.returncode == 0 and out else None
+        return top
 
     def work_tree(self, what: str, fix: str = "") -> str:
         """``toplevel()``, or the error that ``what`` needs a work tree."""
@@ -99,9 +106,12 @@ class Git(Process):
 
     def git_dirs(self) -> list[str]:
         """The git directory and the common directory, absolute (they differ in a
-        linked work tree)."""
-        out = self.text("rev-parse", "--absolute-git-dir", "--git-common-dir").splitlines()
-        return [os.path.abspath(os.path.join(self.cwd or os.getcwd(), p)) for p in out if p]
+        linked work tree); a failure of git is an error. Asked once by this Git."""
+        where = self.cwd or os.getcwd()
+        if where not in self._dirs:
+            out = self.text("rev-parse", "--absolute-git-dir", "--git-common-dir").splitlines()
+            self._dirs[where] = [os.path.abspath(os.path.join(where, p)) for p in out if p]
+        return list(self._dirs[where])
 
     def head_branch(self) -> str | None:
         """The ref HEAD names (``refs/heads/…``), also an unborn one; None when HEAD is
