@@ -581,11 +581,6 @@ RAW_METHODS = frozenset({"run", "out", "text", "attempt", "popen"})
 RAW_GIT_ALLOWED = {
     # the CI job's fetches and the remote's address, beside the forge's own rework
     "git_evidence.forge.ci": 2,
-    # the lock's walks, its stat check, its blob hashing, its common directory: the
-    # hooks' hot path, kept as they are while it is measured
-    "git_evidence.lock.walk": 2,
-    "git_evidence.lock.disk": 2,
-    "git_evidence.lock.store": 1,
 }
 
 

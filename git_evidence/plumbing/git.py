@@ -280,6 +280,23 @@ class Git(Process):
         )
         return [Oid(line) for line in out.decode().split()] if code == 0 else []
 
+    def first_parent_range(self, tip: str, exclude: Sequence[str]) -> list[list[Oid]]:
+        """``[commit, *parents]`` of each first-parent commit of ``tip`` that ``exclude``
+        does not reach, oldest first: one ``rev-list``, its lines split (not parsed id
+        by id: a push may list 20,000). A rev git does not know is an error."""
+        out = self.out(
+            "rev-list", "--first-parent", "--reverse", "--parents", tip, "--not", *exclude, "--"
+        )
+        return cast("list[list[Oid]]", [line.split() for line in out.decode().splitlines()])
+
+    def first_parents_changing(
+        self, tip: str, exclude: Sequence[str], paths: Sequence[str]
+    ) -> set[Oid]:
+        """Those of ``first_parent_range`` that change ``paths`` against their first
+        parent (git prunes unchanged trees unread). A rev git does not know is an error."""
+        out = self.out("rev-list", "--first-parent", tip, "--not", *exclude, "--", *paths)
+        return cast("set[Oid]", set(out.decode().split()))
+
     def first_parents(self, rev: str) -> Iterator[Oid]:
         """``rev`` and its first-parent ancestors, nearest first, lazily."""
         proc = self.popen("rev-list", "--first-parent", rev, "--", buffered=True)

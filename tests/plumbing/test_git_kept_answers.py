@@ -1,6 +1,7 @@
 """The answers a `Git` keeps, counted with real git behind a logging `git` on PATH:
 the work tree's top and the git directories are asked once for each `Git` (by the
-directory git runs in), and a failure is asked again."""
+directory git runs in), a failure is asked again, and the lock commands' commit lookup
+names the common directory so that the lock cache asks nothing more."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 from helpers.repos import git
 
 from git_evidence.core.errors import GitError
+from git_evidence.plumbing import repo_dirs
 from git_evidence.plumbing.git import Git
 
 
@@ -96,3 +98,16 @@ def test_a_second_git_dirs_starts_no_git(small_repo: Path, counted: Counted) -> 
     first.append("changed by the caller")  # a copy: the kept answer stays as git gave it
     assert repo.git_dirs() == [str(small_repo / ".git")] * 2
     assert len(counted.starts()) == 1
+
+
+def test_the_lock_commit_lookup_names_the_common_dir_for_the_cache(
+    small_repo: Path, counted: Counted
+) -> None:
+    repo_dirs.COMMON_DIRS.clear()
+    repo = counted.git(small_repo / "a b")
+    head = git(small_repo, "rev-parse", "HEAD").stdout.strip()
+    assert repo_dirs.resolve_commit(repo, "HEAD") == head
+    assert repo_dirs.common_dir(repo) == str(small_repo / ".git")
+    assert len(counted.starts()) == 1
+    assert repo_dirs.resolve_commit(repo, "no-such-rev") is None
+    assert repo_dirs.resolve_commit(repo, "HEAD:plain") is None  # a blob is no commit
