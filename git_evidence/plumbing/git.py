@@ -61,6 +61,7 @@ class Git(Process):
     # -- small questions -------------------------------------------------------
 
     def remotes(self) -> list[str]:
+        """The names of the configured remotes (``git remote``); a failure is an error."""
         return self.text("remote").split()
 
     def git_path(self, name: str) -> str:
@@ -352,6 +353,10 @@ class Git(Process):
         to read (a commit the remote no longer has is an answer, not a crash)."""
         shape = [f"--depth={depth}"] if depth else [f"--deepen={deepen}"] if deepen else []
         return self.attempt("fetch", "--quiet", "--no-tags", *shape, remote, *specs)
+
+    def unshallow(self, remote: str) -> subprocess.CompletedProcess[bytes]:
+        """``fetch --unshallow``: the rest of a shallow clone's history; as ``fetch``."""
+        return self.attempt("fetch", "--quiet", "--no-tags", "--unshallow", remote)
 
     def read_tree(self, treeish: str) -> None:
         """Make the index (``GIT_INDEX_FILE`` of this Git's environment) ``treeish``."""
