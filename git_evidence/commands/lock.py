@@ -17,10 +17,10 @@ from git_evidence.lock.publish import (
     publish,
     root_counts,
 )
-from git_evidence.lock.store import resolve_commit
 from git_evidence.plumbing.context import require_commit
 from git_evidence.plumbing.git import Git
 from git_evidence.plumbing.in_force import resolve
+from git_evidence.plumbing.repo_dirs import resolve_commit
 from git_evidence.policy.schema import Policy
 from git_evidence.terminal.progress import Progress
 

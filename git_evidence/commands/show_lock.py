@@ -8,6 +8,7 @@ import json
 from git_evidence.core.errors import EXIT_REFUSE
 from git_evidence.gate.report import show_path
 from git_evidence.lock import store
+from git_evidence.plumbing import repo_dirs
 from git_evidence.plumbing.context import require_commit
 from git_evidence.plumbing.git import Git
 from git_evidence.plumbing.in_force import resolve
@@ -15,7 +16,7 @@ from git_evidence.plumbing.in_force import resolve
 
 def run(args: argparse.Namespace) -> int:
     git = Git()
-    rev = store.resolve_commit(git, args.rev) or require_commit(git, args.rev)
+    rev = repo_dirs.resolve_commit(git, args.rev) or require_commit(git, args.rev)
     policy = resolve(git).policy
     found = store.find_lock(git, policy.notes_ref, rev)
     if found is None:

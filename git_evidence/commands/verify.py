@@ -24,9 +24,9 @@ from git_evidence.gate.report import (
     wrap,
 )
 from git_evidence.ledger.freezes import freeze_notes
-from git_evidence.lock import record, store
+from git_evidence.lock import record
 from git_evidence.lock.compare import compare
-from git_evidence.plumbing import lookups
+from git_evidence.plumbing import lookups, repo_dirs
 from git_evidence.plumbing.context import require_commit
 from git_evidence.plumbing.git import Git
 from git_evidence.plumbing.in_force import resolve
@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _verify(git: Git, args: argparse.Namespace) -> int:
-    rev = store.resolve_commit(git, args.rev) or require_commit(git, args.rev)
+    rev = repo_dirs.resolve_commit(git, args.rev) or require_commit(git, args.rev)
     refs: dict[str, Oid] | None = None
     base: Oid | None
     if args.base:  # the policy is read there: no refs to list unless a range is judged

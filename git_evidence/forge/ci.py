@@ -112,7 +112,7 @@ def _identity(login: str | None, source: str, forge: str, as_name: str | None) -
 
 
 def _has_remote(git: Git) -> bool:
-    return git.attempt("remote", "get-url", REMOTE).returncode == 0
+    return REMOTE in git.remotes()
 
 
 def _ensure_commits(git: Git, request: Request, fetch: bool) -> list[str]:
@@ -166,7 +166,7 @@ def _deepen(git: Git, base: str, head: str, fetch: bool) -> list[str]:
         git.fetch(REMOTE, [base, head], deepen=step)
         if git.merge_base(base, head) is not None:
             return [f"deepened the shallow clone by {step} commits to reach the merge-base"]
-    git.attempt("fetch", "--quiet", "--no-tags", "--unshallow", REMOTE)
+    git.unshallow(REMOTE)
     return ["fetched the whole history to find the merge-base of base and head"]
 
 

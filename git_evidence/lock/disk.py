@@ -15,21 +15,24 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from git_evidence.core.errors import GitError
 from git_evidence.core.facts import Entry
 from git_evidence.core.paths import GITLINK_MODE, SYMLINK_MODE
 from git_evidence.lock.manifest import LFS_MAX, Excluder, Hashed, lfs_pointer, whole
 from git_evidence.plumbing.git import Git
+
+if TYPE_CHECKING:
+    from git_evidence.plumbing.checkout import IndexEntry
 
 CHUNK = 1 << 20
 # A checkout's file larger than this is not read whole to stand for its blob: git
 # streams it instead.
 WHOLE_MAX = 64 << 20
 REGULAR = ("100644", "100755")
+LOW32 = 0xFFFFFFFF
 
 
 def worktree_manifest(
@@ -82,11 +85,7 @@ def worktree_manifest(
                     files[path] = locked[path]
             for name in names:
                 _add_file(files, regular, top, f"{rel_dir}/{name}", excluded)
-    blobs: dict[str, str] = {}
-    if checkout is not None:
-        blobs = unchanged_in_index(checkout, top, roots)
-        rest = [path for path in regular if path not in blobs]
-        blobs.update(checked_in_blobs(checkout, rest))
+    blobs = _checked_in(checkout, top, roots, regular) if checkout is not None else {}
     for path, st_mode in regular.items():
         mode = "100755" if st_mode & stat.S_IXUSR else "100644"
         locked_entry = locked.get(path)
@@ -111,113 +110,56 @@ def _uninitialised(entry: Entry | None, full: str) -> bool:
     return entry is not None and entry.mode == GITLINK_MODE and not os.listdir(full)
 
 
-# git's stat checks as it ships them, whatever the checkout's configuration says: the
-# change time counts, and no file system monitor vouches for a file git did not look at.
-STAT_CHECKS = (
-    *("-c", "core.fsmonitor=false", "-c", "core.checkStat=default"),
-    *("-c", "core.trustctime=true"),
-)
-# One entry of `ls-files -s -v -z --debug`: "<tag> <mode> <oid> <stage>\t<path>\0" and
-# its stat data, as git recorded them (times to the nanosecond, 32-bit fields).
-ENTRY = re.compile(
-    rb"([A-Za-z?]) ([0-7]+) ([0-9a-f]+) ([0-3])\t([^\0]*)\0"
-    rb"  ctime: (\d+):(\d+)\n  mtime: (\d+):(\d+)\n  dev: \d+\tino: (\d+)\n"
-    rb"  uid: \d+\tgid: \d+\n  size: (\d+)\tflags: [0-9a-f]+\n"
-)
-LOW32 = 0xFFFFFFFF
+def _checked_in(
+    git: Git, top: str, roots: Sequence[str], regular: Mapping[str, int]
+) -> dict[str, str]:
+    """The blob id of each regular file as git would check it in: the index's for a
+    file unchanged since its entry was written, git's hash (one process for all) for
+    the others."""
+    from git_evidence.plumbing import checkout  # a work tree's check only: no hook loads it
+
+    blobs = unchanged_in_index(checkout.index_entries(git, roots) or (), top)
+    blobs.update(checkout.checked_in_blobs(git, [path for path in regular if path not in blobs]))
+    return blobs
 
 
-def unchanged_in_index(git: Git, top: str, roots: Sequence[str]) -> dict[str, str]:
-    """The blob of each regular file under ``roots`` that is unchanged since git wrote
-    its index entry, so its bytes need no hashing: one ``git ls-files -c -m -s -v
-    --debug``. Its ``-m`` is git's own test (stat data, and the bytes where the entry is
-    racily clean, as `git status` decides); on top of it the file's change and
-    modification times must equal the entry's to the nanosecond (git compares whole
-    seconds: a file rewritten with its old size and time within the second of the
-    last refresh passes git, not this), and its size and inode too. A file marked
-    assume-unchanged or skip-worktree, unmerged, or listed as modified is left out:
-    its bytes are hashed. Output this does not parse leaves every file to hashing."""
-    if not roots:
-        return {}
-    out = git.out(
-        *STAT_CHECKS,
-        "--literal-pathspecs",
-        *("ls-files", "-c", "-m", "-s", "-v", "-z", "--debug", "--", *roots),
-    )
+def unchanged_in_index(entries: Iterable[IndexEntry], top: str) -> dict[str, str]:
+    """The blob of each regular file of the work tree at ``top`` that is unchanged
+    since git wrote its index entry, so its bytes need no hashing: ``entries`` are the
+    index's (``checkout.index_entries``: git's own ``-m`` test lists a modified file
+    twice). On top of it the file's change and modification times must equal the
+    entry's to the nanosecond (git compares whole seconds: a file rewritten with its
+    old size and time within the second of the last refresh passes git, not this), and
+    its size and inode too. A file marked assume-unchanged or skip-worktree, unmerged,
+    or listed as modified is left out: its bytes are hashed."""
     clean: dict[str, str] = {}
     changed: set[str] = set()
-    at = 0
-    for match in ENTRY.finditer(out):
-        if match.start() != at:
-            return {}
-        at = match.end()
-        tag, mode, oid, stage = (field.decode("latin-1") for field in match.groups()[:4])
-        path = os.fsdecode(match.group(5))  # as os.walk names it
+    for entry in entries:
         if (
-            tag != "H"
-            or stage != "0"
-            or mode not in REGULAR
-            or not _same_stat(os.path.join(top, path), [int(n) for n in match.groups()[5:]])
+            entry.tag != "H"
+            or entry.stage != "0"
+            or entry.mode not in REGULAR
+            or not _same_stat(os.path.join(top, entry.path), entry)
         ):
-            changed.add(path)  # modified (C), marked (h, S, s), unmerged (M), restatted
+            changed.add(entry.path)  # modified (C), marked (h, S, s), unmerged (M), restatted
         else:
-            clean[path] = oid
-    if at != len(out):
-        return {}
+            clean[entry.path] = entry.oid
     return {path: oid for path, oid in clean.items() if path not in changed}
 
 
-def _same_stat(full: str, recorded: list[int]) -> bool:
+def _same_stat(full: str, recorded: IndexEntry) -> bool:
     """The file's stat data are the entry's: change and modification times to the
     nanosecond, inode and size (as the index keeps them, in 32 bits)."""
     try:
         info = os.lstat(full)
     except OSError:
         return False
-    ctime_s, ctime_ns, mtime_s, mtime_ns, ino, size = recorded
     return (
-        divmod(info.st_ctime_ns, 10**9) == (ctime_s, ctime_ns)
-        and divmod(info.st_mtime_ns, 10**9) == (mtime_s, mtime_ns)
-        and info.st_ino & LOW32 == ino
-        and info.st_size & LOW32 == size
+        divmod(info.st_ctime_ns, 10**9) == recorded.ctime
+        and divmod(info.st_mtime_ns, 10**9) == recorded.mtime
+        and info.st_ino & LOW32 == recorded.ino
+        and info.st_size & LOW32 == recorded.size
     )
-
-
-def checked_in_blobs(git: Git, paths: list[str]) -> dict[str, str]:
-    """The blob id git would store for each file (relative to the top of ``git``'s
-    working tree) after the clean conversions its attributes ask for: one
-    ``git hash-object --stdin-paths``. Every path is C-quoted as git unquotes it, so any
-    byte in a name is safe. ``core.safecrlf`` is off: a file whose endings do not
-    round-trip is a difference to report, not an error."""
-    if not paths:
-        return {}
-    data = b"".join(_c_quote(os.fsencode(p)) + b"\n" for p in paths)
-    out = git.out("-c", "core.safecrlf=false", "hash-object", "--stdin-paths", input=data)
-    oids = out.decode().split()
-    if len(oids) != len(paths):
-        raise GitError(
-            ["git", "hash-object", "--stdin-paths"], 128, out, b"one blob id per path expected"
-        )
-    return dict(zip(paths, oids, strict=True))
-
-
-_PLAIN = bytes(range(0x20, 0x7F)).replace(b'"', b"").replace(b"\\", b"")
-
-
-def _c_quote(raw: bytes) -> bytes:
-    """A path as a C-style quoted string (git's ``unquote_c_style`` reads it back)."""
-    if not raw.translate(None, _PLAIN):  # nothing to escape: the bytes themselves
-        return b'"' + raw + b'"'
-    out = bytearray(b'"')
-    for byte in raw:
-        if byte in b'"\\':
-            out += b"\\" + bytes([byte])
-        elif byte < 0x20 or byte >= 0x7F:
-            out += b"\\%03o" % byte
-        else:
-            out.append(byte)
-    out += b'"'
-    return bytes(out)
 
 
 def _add_file(

@@ -19,7 +19,7 @@ from git_evidence.core.oids import ZERO_OID, Oid, is_oid
 from git_evidence.lock.record import CachedLock, Lock, LockInvalid, parse_note
 from git_evidence.plumbing import batch
 from git_evidence.plumbing.git import Git
-from git_evidence.plumbing.repo_dirs import common_dir, remember_common_dir
+from git_evidence.plumbing.repo_dirs import common_dir
 
 CACHE_DIR = "locks-v3"
 
@@ -132,25 +132,6 @@ def own_notes(
     return own, hits[len(spots) :]
 
 
-def resolve_commit(git: Git, rev: str) -> Oid | None:
-    """``rev`` peeled to a commit id, or None. The same ``rev-parse`` names the common
-    git directory, so the LockCache of this process starts no process of its own."""
-    code, out = git.run(
-        "rev-parse",
-        "--git-common-dir",
-        "--verify",
-        "--quiet",
-        "--end-of-options",
-        f"{rev}^{{commit}}",
-        ok_codes=(0, 1, 128),
-    )
-    common, _, oid = out.rstrip(b"\n").rpartition(b"\n")
-    if code != 0 or not common:
-        return None
-    remember_common_dir(git, common)
-    return Oid(oid.decode())
-
-
 class LockCache:
     """What full validation learned about a note blob, kept in the repository
     (``<git dir>/git-evidence/locks-v3/<blob>``). A blob id names its content, so an
@@ -169,7 +150,7 @@ class LockCache:
     def _path(self, blob: str) -> str:
         if self._dir is None:
             # One lookup a process (the lock check and verify each open a cache), none
-            # when resolve_commit asked already or git gave a hook its GIT_DIR.
+            # when repo_dirs.resolve_commit asked already or git gave a hook its GIT_DIR.
             self._dir = os.path.join(common_dir(self._git), "git-evidence", CACHE_DIR)
         return os.path.join(self._dir, blob)
 

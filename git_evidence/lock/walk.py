@@ -9,7 +9,7 @@ changed) loads neither the manifest builder nor the notes writer."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NamedTuple, cast
+from typing import TYPE_CHECKING, NamedTuple
 
 from git_evidence.core.facts import LockRef
 from git_evidence.core.oids import Oid, is_oid
@@ -61,20 +61,16 @@ def first_parent_walk(
     one or two first-parent commits keeps both whatever they change: one walk."""
     listed = _from_line(git, tip, exclude)
     if listed is None:
-        every = git.out(
-            "rev-list", "--first-parent", "--reverse", "--parents", tip, "--not", *exclude, "--"
-        )
-        rows = [line.decode().split() for line in every.splitlines() if line]
-        commits = cast("list[Oid]", [row[0] for row in rows])
-        before = cast("Oid", rows[0][1]) if rows and len(rows[0]) > 1 else None
+        rows = git.first_parent_range(tip, exclude)
+        commits = [row[0] for row in rows]
+        before = rows[0][1] if rows and len(rows[0]) > 1 else None
     else:
         commits, before = listed
     if not commits:
         return Walk([], None, None, {}, None)
-    changed: set[str] = set()
+    changed: set[Oid] = set()
     if roots and len(commits) > 2:
-        out = git.out("rev-list", "--first-parent", tip, "--not", *exclude, "--", *roots)
-        changed = {line.decode() for line in out.split()}
+        changed = git.first_parents_changing(tip, exclude, roots)
     last = len(commits) - 1
     kept = [c for i, c in enumerate(commits) if i in (0, last) or c in changed]
     at = [f"{commit}:{root}" for commit in kept for root in roots]

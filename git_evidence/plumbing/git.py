@@ -50,26 +50,18 @@ class Git(Process):
         super().__init__(cwd, env)
         self._ident: bytes | None = None
         self._ident_asked = False
+        # Answers kept for this Git, by the directory git runs in: a Git keeps its cwd
+        # and env (copied when it is made); without a cwd it runs where the process is.
+        self._tops: dict[str, str | None] = {}
+        self._dirs: dict[str, list[str]] = {}
         # The running readers of the ``lookups.live`` block this Git is in: its short
         # lookups and its ``CatFile`` reads go to them (batch.py).
         self.live: batch.Live | None = None
 
     # -- small questions -------------------------------------------------------
 
-    def config_all(self, key: str) -> list[str]:
-        """Every value of ``key`` (``config --get-all``), in order; none when unset."""
-        code, out = self.run("config", "--get-all", key, ok_codes=(0, 1))
-        return out.decode("utf-8", "surrogateescape").splitlines() if code == 0 else []
-
-    def set_config(self, key: str, value: str, *, add: bool = False) -> None:
-        """Write ``key`` in the repository's config; ``add``: one more value."""
-        self.run("config", *(["--add"] if add else []), key, value)
-
-    def unset_config(self, key: str, value: str) -> None:
-        """Remove every value of ``key`` that is exactly ``value``."""
-        self.run("config", "--fixed-value", "--unset-all", key, value)
-
     def remotes(self) -> list[str]:
+        """The names of the configured remotes (``git remote``); a failure is an error."""
         return self.text("remote").split()
 
     def git_path(self, name: str) -> str:
@@ -89,14 +81,17 @@ class Git(Process):
         """The top of the work tree (``rev-parse --show-toplevel``) as git prints it (a
         name may begin or end with a space); None where there is none: a bare
         repository, inside a git directory, outside any repository. Any other failure
-        of git is an error (the agent's guard allows nothing then)."""
+        of git is an error (the agent's guard allows nothing then). An answer is kept:
+        this Git asks git once."""
+        where = self.cwd or os.getcwd()
+        if where in self._tops:
+            return self._tops[where]
         done = self.attempt("rev-parse", "--show-toplevel")
         out = done.stdout[:-1] if done.stdout.endswith(b"\n") else done.stdout
-        if done.returncode == 0 and out:
-            return decode_path(out)
-        if done.returncode == 0 or any(why in done.stderr for why in _NO_WORK_TREE):
-            return None
-        raise GitError(list(done.args), done.returncode, done.stdout, done.stderr)
+        if done.returncode != 0 and not any(why in done.stderr for why in _NO_WORK_TREE):
+            raise GitError(list(done.args), done.returncode, done.stdout, done.stderr)
+        top = self._tops[where] = decode_path(out) if done.returncode == 0 and out else None
+        return top
 
     def work_tree(self, what: str, fix: str = "") -> str:
         """``toplevel()``, or the error that ``what`` needs a work tree."""
@@ -112,9 +107,12 @@ class Git(Process):
 
     def git_dirs(self) -> list[str]:
         """The git directory and the common directory, absolute (they differ in a
-        linked work tree)."""
-        out = self.text("rev-parse", "--absolute-git-dir", "--git-common-dir").splitlines()
-        return [os.path.abspath(os.path.join(self.cwd or os.getcwd(), p)) for p in out if p]
+        linked work tree); a failure of git is an error. Asked once by this Git."""
+        where = self.cwd or os.getcwd()
+        if where not in self._dirs:
+            out = self.text("rev-parse", "--absolute-git-dir", "--git-common-dir").splitlines()
+            self._dirs[where] = [os.path.abspath(os.path.join(where, p)) for p in out if p]
+        return list(self._dirs[where])
 
     def head_branch(self) -> str | None:
         """The ref HEAD names (``refs/heads/…``), also an unborn one; None when HEAD is
@@ -283,6 +281,23 @@ class Git(Process):
         )
         return [Oid(line) for line in out.decode().split()] if code == 0 else []
 
+    def first_parent_range(self, tip: str, exclude: Sequence[str]) -> list[list[Oid]]:
+        """``[commit, *parents]`` of each first-parent commit of ``tip`` that ``exclude``
+        does not reach, oldest first: one ``rev-list``, its lines split (not parsed id
+        by id: a push may list 20,000). A rev git does not know is an error."""
+        out = self.out(
+            "rev-list", "--first-parent", "--reverse", "--parents", tip, "--not", *exclude, "--"
+        )
+        return cast("list[list[Oid]]", [line.split() for line in out.decode().splitlines()])
+
+    def first_parents_changing(
+        self, tip: str, exclude: Sequence[str], paths: Sequence[str]
+    ) -> set[Oid]:
+        """Those of ``first_parent_range`` that change ``paths`` against their first
+        parent (git prunes unchanged trees unread). A rev git does not know is an error."""
+        out = self.out("rev-list", "--first-parent", tip, "--not", *exclude, "--", *paths)
+        return cast("set[Oid]", set(out.decode().split()))
+
     def first_parents(self, rev: str) -> Iterator[Oid]:
         """``rev`` and its first-parent ancestors, nearest first, lazily."""
         proc = self.popen("rev-list", "--first-parent", rev, "--", buffered=True)
@@ -338,6 +353,10 @@ class Git(Process):
         to read (a commit the remote no longer has is an answer, not a crash)."""
         shape = [f"--depth={depth}"] if depth else [f"--deepen={deepen}"] if deepen else []
         return self.attempt("fetch", "--quiet", "--no-tags", *shape, remote, *specs)
+
+    def unshallow(self, remote: str) -> subprocess.CompletedProcess[bytes]:
+        """``fetch --unshallow``: the rest of a shallow clone's history; as ``fetch``."""
+        return self.attempt("fetch", "--quiet", "--no-tags", "--unshallow", remote)
 
     def read_tree(self, treeish: str) -> None:
         """Make the index (``GIT_INDEX_FILE`` of this Git's environment) ``treeish``."""

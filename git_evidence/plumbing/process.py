@@ -2,7 +2,8 @@
 grafts, the C locale, no pager or external diff; the ``git -c`` settings given back
 only to the reads of our own settings): ``Process`` runs a command and hands back its
 output, its status, or the process itself; and reads this tool's settings
-(``evidence.*``) once a process, forgetting them on a write through ``git config``.
+(``evidence.*``) once a process, forgetting them on a write through ``git config``
+(the writes are here too: the settings are read and written in one place).
 ``Git`` (git.py) builds on it and asks git its questions by name; nothing outside
 ``plumbing/`` spells a git command (a test in ``tests/test_architecture.py`` holds it).
 
@@ -116,6 +117,20 @@ class Process:
             )
         except OSError as exc:
             raise EvidenceError(f"cannot run git: {exc}", fix="install git") from exc
+
+    def config_all(self, key: str) -> list[str]:
+        """Every value of ``key`` (``config --get-all``), in order; none when unset."""
+        code, out = self.run("config", "--get-all", key, ok_codes=(0, 1))
+        return out.decode("utf-8", "surrogateescape").splitlines() if code == 0 else []
+
+    def set_config(self, key: str, value: str, *, add: bool = False) -> None:
+        """Write ``key`` in the repository's config; ``add``: one more value (the
+        settings read once a process are forgotten: ``run`` sees the write)."""
+        self.run("config", *(["--add"] if add else []), key, value)
+
+    def unset_config(self, key: str, value: str) -> None:
+        """Remove every value of ``key`` that is exactly ``value``."""
+        self.run("config", "--fixed-value", "--unset-all", key, value)
 
     def config_get(self, key: str) -> str | None:
         """``key``'s value, from the config files or ``git -c KEY=VALUE``."""

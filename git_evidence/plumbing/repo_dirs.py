@@ -1,6 +1,7 @@
 """Where a repository keeps files of its own that this tool reads or writes: the
 common git directory (the caches of validated locks and parsed policies live under
-it) and the current HEAD with the merge in progress, if any. Found with as few git
+it, and a commit looked up through ``resolve_commit`` names it too) and the current
+HEAD with the merge in progress, if any. Found with as few git
 processes as can be: none when git gave a hook its ``GIT_DIR`` or a work tree's own
 ``.git`` directory is found above the current one (whose HEAD and MERGE_HEAD files the
 pre-commit hook then reads), else one ``rev-parse`` a process, which the pre-commit
@@ -92,6 +93,27 @@ def head_target(git: Git) -> str | None:
         if is_oid(text.strip()):
             return None  # detached
     return git.head_branch()
+
+
+def resolve_commit(git: Git, rev: str) -> Oid | None:
+    """``rev`` peeled to a commit id (``rev-parse --verify --quiet``), None when it
+    names none or git fails (the caller says which rev it needed). The same
+    ``rev-parse`` names the common git directory, kept for ``common_dir``: the lock
+    cache a command opens next starts no process of its own."""
+    code, out = git.run(
+        "rev-parse",
+        "--git-common-dir",
+        "--verify",
+        "--quiet",
+        "--end-of-options",
+        f"{rev}^{{commit}}",
+        ok_codes=(0, 1, 128),
+    )
+    common, _, oid = out.rstrip(b"\n").rpartition(b"\n")
+    if code != 0 or not common:
+        return None
+    remember_common_dir(git, common)
+    return Oid(oid.decode())
 
 
 def remember_common_dir(git: Git, path: bytes) -> None:

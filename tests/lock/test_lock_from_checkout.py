@@ -136,6 +136,6 @@ def slow_quote(raw: bytes) -> bytes:
 @given(st.binary(max_size=24) | st.text(max_size=12).map(str.encode))
 @settings(max_examples=300)
 def test_a_path_needing_no_escape_is_quoted_as_the_byte_by_byte_quoting_does(raw: bytes) -> None:
-    from git_evidence.lock.disk import _c_quote
+    from git_evidence.plumbing.checkout import c_quote
 
-    assert _c_quote(raw) == slow_quote(raw)
+    assert c_quote(raw) == slow_quote(raw)

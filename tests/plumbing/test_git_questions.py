@@ -101,3 +101,23 @@ def test_revision_questions(small_repo: Path) -> None:
         git(small_repo, "log", "-1", "--format=%ct", head).stdout.strip()
     )
     assert repo.added_times("plain") == [repo.commit_time(first)]
+
+
+def test_a_shallow_clone_is_unshallowed_from_its_remote(small_repo: Path, tmp_path: Path) -> None:
+    for number in range(3):
+        git(small_repo, "commit", "-q", "--allow-empty", "-m", f"more {number}")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{small_repo}", str(clone))
+    repo = Git(cwd=str(clone))
+    assert repo.remotes() == ["origin"]
+    assert repo.is_shallow()
+    assert repo.unshallow("origin").returncode == 0
+    assert not repo.is_shallow()
+    assert len(git(clone, "rev-list", "HEAD").stdout.split()) == 4
+
+
+def test_a_failed_unshallow_is_an_answer_not_a_crash(small_repo: Path) -> None:
+    # not shallow, no such remote: git's refusal is handed back for the caller to read
+    done = Git(cwd=str(small_repo)).unshallow("origin")
+    assert done.returncode != 0 and done.stderr
+    assert Git(cwd=str(small_repo)).remotes() == []
