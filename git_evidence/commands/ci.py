@@ -13,47 +13,35 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
 import sys
 
 from git_evidence.forge import formats, output
-from git_evidence.forge.ci import gone_paths, judge_request
-from git_evidence.forge.current import current_base, token_env
-from git_evidence.forge.event import GITHUB, GITLAB, detect
-from git_evidence.forge.job_summary import code
-from git_evidence.gate import pipeline
+from git_evidence.forge.ci import judge_job
+from git_evidence.forge.event import GITHUB, GITLAB
 from git_evidence.gate.report import to_doc, to_json, to_text
-from git_evidence.plumbing.git import Git
 
 GITLAB_REPORT = "gl-code-quality-report.json"
 
 
 def run(args: argparse.Namespace) -> int:
-    request = detect(os.environ, _read)
-    request, notes = current_base(request, os.environ)
-    git = Git(env=token_env(os.environ) if request.forge == GITHUB else None)
-    judged = judge_request(git, request, as_name=args.as_name, fetch=not args.no_fetch, notes=notes)
-    report = judged.report
-    rendering = pipeline.rendering(git, report, args.max_findings)
-    gone = gone_paths(git, judged.head, report)
+    job = judge_job(
+        os.environ,
+        _read,
+        as_name=args.as_name,
+        fetch=not args.no_fetch,
+        max_findings=args.max_findings,
+    )
+    report, rendering, gone = job.judged.report, job.rendering, job.gone
     fmt = args.format
     if fmt == "auto":
-        fmt = formats.GITHUB if request.forge == GITHUB else "text"
-    span = f"{judged.bottom}..{judged.head}" if judged.bottom else judged.head
-    command = ["git", "evidence", "check", span]
-    if judged.who.name is not None:
-        command += ["--as", judged.who.name]
-    context = {
-        "who": f"{code(judged.who.describe())} ({judged.who.source}), for the {request.describe()}",
-        "reproduce": shlex.join(command),
-    }
+        fmt = formats.GITHUB if job.request.forge == GITHUB else "text"
     if fmt == "json":
         sys.stdout.write(to_json(report, rendering) + "\n")
     elif fmt in formats.FORMATS:
-        output.emit_report(report, fmt, sys.stdout, context, gone=gone, rendering=rendering)
+        output.emit_report(report, fmt, sys.stdout, job.context, gone=gone, rendering=rendering)
     else:
         sys.stdout.write(to_text(report, rendering))
-    target = args.codequality or (GITLAB_REPORT if request.forge == GITLAB else None)
+    target = args.codequality or (GITLAB_REPORT if job.request.forge == GITLAB else None)
     if target and target != "-":
         issues = formats.codequality(formats.check_items(to_doc(report, rendering), gone))
         output.write_file(target, json.dumps(issues, indent=1) + "\n")

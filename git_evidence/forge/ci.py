@@ -21,16 +21,19 @@ judged as the request's author against the ref the request targets.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import shlex
+from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
 from git_evidence.core.errors import UsageError
 from git_evidence.core.facts import RefUpdate, RefView
 from git_evidence.core.oids import Oid, zero_oid
-from git_evidence.forge.event import Request
+from git_evidence.forge.current import current_base, token_env
+from git_evidence.forge.event import GITHUB, Request, detect
+from git_evidence.forge.job_summary import code
 from git_evidence.gate import pipeline
 from git_evidence.gate.checking import default_base
-from git_evidence.gate.report import Report, join
+from git_evidence.gate.report import Rendering, Report, join
 from git_evidence.ledger.freezes import freeze_notes
 from git_evidence.plumbing.git import Git
 from git_evidence.plumbing.in_force import resolve
@@ -55,6 +58,45 @@ class Judged(NamedTuple):
     who: Identity
     bottom: Oid | None  # where the range was cut (None: the whole history of head)
     head: Oid
+
+
+class Job(NamedTuple):
+    """A CI job's judgement, ready to print: the request, what was judged, how much of
+    it is shown, the paths the head no longer has, and the words the forge formats
+    take (who was judged, the command that reproduces it)."""
+
+    request: Request
+    judged: Judged
+    rendering: Rendering
+    gone: frozenset[str]
+    context: Mapping[str, str]
+
+
+def judge_job(
+    environ: Mapping[str, str],
+    read: Callable[[str], bytes],
+    *,
+    as_name: str | None,
+    fetch: bool,
+    max_findings: int | None,
+) -> Job:
+    """The request the CI job runs for (read from ``environ`` and the event file
+    ``read`` opens), its current base asked of the forge, judged (``judge_request``)."""
+    request = detect(environ, read)
+    request, notes = current_base(request, environ)
+    git = Git(env=token_env(environ) if request.forge == GITHUB else None)
+    judged = judge_request(git, request, as_name=as_name, fetch=fetch, notes=notes)
+    rendering = pipeline.rendering(git, judged.report, max_findings)
+    span = f"{judged.bottom}..{judged.head}" if judged.bottom else judged.head
+    command = ["git", "evidence", "check", span]
+    if judged.who.name is not None:
+        command += ["--as", judged.who.name]
+    context = {
+        "who": f"{code(judged.who.describe())} ({judged.who.source}), for the {request.describe()}",
+        "reproduce": shlex.join(command),
+    }
+    gone = gone_paths(git, judged.head, judged.report)
+    return Job(request, judged, rendering, gone, context)
 
 
 def judge_request(
