@@ -1,4 +1,5 @@
-"""Object ids: the one type that names a git object, git's zero ids, the shape of an id.
+"""Object ids: the one type that names a git object, git's zero ids, the shape of an id,
+and the id git gives a blob of given bytes (`blob_id`).
 
 ``Oid`` is a ``typing.NewType`` over ``str``: the type checker tells an id from a path,
 a ref name or a rev expression, and at run time an id is the plain string git printed
@@ -34,3 +35,13 @@ def is_zero(oid: str) -> bool:
 def zero_oid(like: str) -> Oid:
     """The zero object id of ``like``'s hash (SHA-1 or SHA-256)."""
     return Oid("0" * len(like))
+
+
+def blob_id(data: bytes | memoryview, like: str) -> Oid:
+    """The id git gives a blob of ``data``, in the hash of the id ``like``."""
+    import hashlib  # here: the hooks that never hash a blob start without it
+
+    digest = hashlib.sha256() if len(like) == 64 else hashlib.sha1()
+    digest.update(b"blob %d\0" % len(data))
+    digest.update(data)
+    return Oid(digest.hexdigest())

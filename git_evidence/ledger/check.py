@@ -9,11 +9,11 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 
 from git_evidence.core.facts import LedgerProblem, UpdateFacts
-from git_evidence.core.oids import Oid, is_zero
+from git_evidence.core.oids import Oid, blob_id, is_zero
 from git_evidence.ledger import entries
 from git_evidence.plumbing import batch
 from git_evidence.plumbing.batch import CatFile
-from git_evidence.plumbing.git import Git, blob_id
+from git_evidence.plumbing.git import Git
 from git_evidence.policy.schema import Policy
 
 # (commit, (status, old blob, new blob, path)) for each change a range makes to it

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from git_evidence.core.errors import EvidenceError
 from git_evidence.core.facts import LockRef
-from git_evidence.core.oids import Oid
+from git_evidence.core.oids import Oid, blob_id
 from git_evidence.core.records import now_utc
 from git_evidence.lock.disk import from_checkout
 from git_evidence.lock.manifest import OnDisk, build_manifest, root_trees
@@ -23,7 +23,7 @@ from git_evidence.lock.record import Lock, LockInvalid
 from git_evidence.lock.store import LockCache, lock_in_force, own_notes, previous_lock, read_lock
 from git_evidence.lock.walk import Trees, Walk, first_parent_walk, tree_ids
 from git_evidence.plumbing import notes
-from git_evidence.plumbing.git import Git, blob_id
+from git_evidence.plumbing.git import Git
 
 WRITE_ATTEMPTS = 5  # concurrent post-receive hooks each move the notes ref once
 MAX_RANGE_PINS = 50  # pins one push may write (the newest ones, the tip included)

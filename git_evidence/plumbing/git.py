@@ -20,22 +20,11 @@ from typing import cast
 from git_evidence.core.errors import GitError, UsageError
 from git_evidence.core.oids import Oid
 from git_evidence.plumbing import batch
-from git_evidence.plumbing.process import SETTINGS, Process
+from git_evidence.plumbing.process import Process
 from git_evidence.plumbing.stream import RAW_DIFF, give_up, zsplit
 
-_SETTINGS = SETTINGS  # the cache process.py forgets on a write
 # What git says (in the C locale) where there is no work tree to name.
 _NO_WORK_TREE = (b"not a git repository", b"must be run in a work tree")
-
-
-def blob_id(data: bytes | memoryview, like: str) -> Oid:
-    """The id git gives a blob of ``data``, in the hash of the id ``like``."""
-    import hashlib  # here: the hooks that never hash a blob start without it
-
-    digest = hashlib.sha256() if len(like) == 64 else hashlib.sha1()
-    digest.update(b"blob %d\0" % len(data))
-    digest.update(data)
-    return Oid(digest.hexdigest())
 
 
 def decode_path(raw: bytes) -> str:
@@ -83,14 +72,16 @@ class Git(Process):
         repository, inside a git directory, outside any repository. Any other failure
         of git is an error (the agent's guard allows nothing then). An answer is kept:
         this Git asks git once."""
-        where = self.cwd or os.getcwd()
+        where = self._here()
         if where in self._tops:
             return self._tops[where]
         done = self.attempt("rev-parse", "--show-toplevel")
         out = done.stdout[:-1] if done.stdout.endswith(b"\n") else done.stdout
         if done.returncode != 0 and not any(why in done.stderr for why in _NO_WORK_TREE):
             raise GitError(list(done.args), done.returncode, done.stdout, done.stderr)
-        top = self._tops[where] = decode_path(out) if done.returncode == 0 and out else None
+        top = decode_path(out) if done.returncode == 0 and out else None
+        if where is not None:
+            self._tops[where] = top
         return top
 
     def work_tree(self, what: str, fix: str = "") -> str:
@@ -108,11 +99,21 @@ class Git(Process):
     def git_dirs(self) -> list[str]:
         """The git directory and the common directory, absolute (they differ in a
         linked work tree); a failure of git is an error. Asked once by this Git."""
-        where = self.cwd or os.getcwd()
-        if where not in self._dirs:
+        where = self._here()
+        if where is None or where not in self._dirs:
             out = self.text("rev-parse", "--absolute-git-dir", "--git-common-dir").splitlines()
+            if where is None:  # git found its directory where Python cannot: keep nothing
+                return [os.path.abspath(p) for p in out if p]
             self._dirs[where] = [os.path.abspath(os.path.join(where, p)) for p in out if p]
         return list(self._dirs[where])
+
+    def _here(self) -> str | None:
+        """Where git runs, the key of the answers kept; None when the process's
+        directory is gone (git then says so itself, and nothing is kept)."""
+        try:
+            return self.cwd or os.getcwd()
+        except OSError:
+            return None
 
     def head_branch(self) -> str | None:
         """The ref HEAD names (``refs/heads/…``), also an unborn one; None when HEAD is

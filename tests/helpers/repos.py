@@ -138,10 +138,10 @@ def _in_process(
     cwd: Path, args: list[str], input: bytes | None, env: dict[str, str]
 ) -> subprocess.CompletedProcess[str]:
     from git_evidence.cli import main
-    from git_evidence.plumbing import git, repo_dirs
+    from git_evidence.plumbing import process, repo_dirs
 
     repo_dirs.COMMON_DIRS.clear()  # a process of its own starts without what another found
-    git._SETTINGS.clear()
+    process.SETTINGS.clear()
     with _as_a_process(cwd, env, input) as (stdout, stderr):
         try:
             code = main.main(args)
