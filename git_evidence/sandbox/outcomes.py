@@ -21,8 +21,8 @@ FAILING = frozenset({FAILED, ERROR})
 JUNIT_MAX_BYTES = 64 << 20
 # A JUnit file's test ids are the run's claims, and they go into the verdict record,
 # its note and the CI log: a file that names more cases than this, or an id longer
-# than this or with a character that is not printable (a line break, an escape
-# sequence, a direction override), is not read as JUnit (the run then fails).
+# than this or with an unsafe character (_check_id: a line break, an escape, a
+# direction override), is not read as JUnit (the run then fails).
 JUNIT_MAX_CASES = 200_000
 TEST_ID_MAX_CHARS = 4096
 CLAIM_MAX_BYTES = 16 << 20  # hits, retries and origins files
@@ -159,17 +159,29 @@ def parse_junit(
     return tests
 
 
+# What no id may hold: controls (C0, C1: a line break, a terminal's escape), the line
+# and paragraph separators, and the bidirectional embeddings, overrides and isolates
+# (text shown in another order than it is stored). Marks such as U+200F and other
+# characters of names stay: a test's name may be in any script.
+_UNSAFE_CATEGORIES = ("Cc", "Zl", "Zp")
+_REORDERING = frozenset(range(0x202A, 0x202F)) | frozenset(range(0x2066, 0x206A))
+
+
 def _check_id(test_id: str) -> None:
     """ValueError for a test id no record or log takes as it stands: empty, too long,
-    or with a character that is not printable (pytest escapes those in its ids)."""
+    or with a character that breaks a line or reorders text."""
     if not test_id:
         raise ValueError("a test case with neither a classname nor a name")
     if len(test_id) > TEST_ID_MAX_CHARS:
         raise ValueError(f"a test id of more than {TEST_ID_MAX_CHARS} characters")
-    if not test_id.isprintable():
-        odd = next(c for c in test_id if not c.isprintable())
-        shown = ascii(test_id[:80])
-        raise ValueError(f"the test id {shown} has the unprintable character U+{ord(odd):04X}")
+    if test_id.isascii() and test_id.isprintable():
+        return  # the common case, decided in one pass
+    import unicodedata  # only for ids beyond printable ASCII
+
+    for char in test_id:
+        if ord(char) in _REORDERING or unicodedata.category(char) in _UNSAFE_CATEGORIES:
+            shown = ascii(test_id[:80])
+            raise ValueError(f"the test id {shown} has the unsafe character U+{ord(char):04X}")
 
 
 def output_digest(out: IO[bytes], err: IO[bytes]) -> str:

@@ -307,7 +307,7 @@ def test_a_product_forging_a_junit_test_id_with_a_line_break_is_not_recorded(
     repo.product(APP + FORGED_JUNIT)
     result, doc = repo.judge("--property", "junit")
     assert doc["class"] == "property_fail" and result.returncode == 1, doc["reason"]
-    assert "unprintable character U+000A" in doc["reason"]
+    assert "unsafe character U+000A" in doc["reason"]
     assert "\n::error" not in result.stdout + result.stderr
     assert not any("forged" in t for t in doc["passed_tests"] + doc["failed_tests"])
 

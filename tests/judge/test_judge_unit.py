@@ -346,12 +346,20 @@ def _junit(*names: str) -> bytes:
         ("ok&#13;", "U+000D"),
         ("ok\u009b31m", "U+009B"),  # a C1 control: a terminal's escape
         ("ok\u202eevil", "U+202E"),  # a direction override
-        ("ok\u2028", "U+2028"),
+        ("ok\u2028", "U+2028"),  # a line separator
+        ("ok\u2067x", "U+2067"),  # a direction isolate
     ],
 )
-def test_a_junit_id_with_an_unprintable_character_is_not_read(name: str, odd: str) -> None:
-    with pytest.raises(ValueError, match=re.escape(f"unprintable character {odd}")):
+def test_a_junit_id_with_an_unsafe_character_is_not_read(name: str, odd: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(f"unsafe character {odd}")):
         parse_junit(_junit(name))
+
+
+@pytest.mark.parametrize(
+    "name", ["café", "test_π", "a\u00a0b", "שלום\u200f", "名前", "emoji_\U0001f600", "x[a b]"]
+)
+def test_a_junit_id_in_any_script_is_read(name: str) -> None:
+    assert list(parse_junit(_junit(name))) == [f"tests.test_a::{name}"]
 
 
 def test_a_junit_id_too_long_or_empty_is_not_read() -> None:
