@@ -9,7 +9,17 @@ import json
 import sys
 from typing import Any
 
-from git_evidence.install.repository import FRAMEWORK_CONFIG, Installed, install
+from git_evidence.install.repository import (
+    FRAMEWORK_CONFIG,
+    Fetches,
+    Framework,
+    Hook,
+    Recommended,
+    SealedPolicy,
+    Step,
+    Warned,
+    install,
+)
 from git_evidence.plumbing.context import open_repo
 from git_evidence.plumbing.git import Git
 
@@ -18,65 +28,73 @@ def run(args: argparse.Namespace) -> int:
     git = open_repo(args.repo)
     if getattr(args, "agent", None):
         return _agent(git, args)
-    done = install(
+    dry = bool(getattr(args, "dry_run", False))
+    as_json = args.format == "json"
+    doc: dict[str, Any] = {
+        "installed": [],
+        "sealed": None,
+        "recommended": [],
+        "fetches_locks": [],
+        "warnings": [],
+        "dry_run": dry,
+    }
+    steps = install(
         git,
         server=args.server,
         force=args.force,
         policy_file=getattr(args, "policy", None),
-        dry=bool(getattr(args, "dry_run", False)),
+        dry=dry,
     )
-    if args.format == "json":
-        print(json.dumps(_as_json(done), indent=1))
-    else:
-        _say(done)
+    for step in steps:  # each said as it is done: what came before a failure stays said
+        _record(doc, step)
+        if not as_json:
+            _say(step, dry)
+    if as_json:
+        print(json.dumps(doc, indent=1))
+    elif dry:
+        print("git-evidence: dry run: nothing was changed")
     return 0
 
 
-def _say(done: Installed) -> None:
-    would = "would " if done.dry_run else ""
-    for warning in done.warnings:
-        print(f"git-evidence: warning: {warning}", file=sys.stderr)
-    for hook in done.hooks:
+def _say(step: Step, dry: bool) -> None:
+    if isinstance(step, Warned):
+        print(f"git-evidence: warning: {step.text}", file=sys.stderr)
+    elif isinstance(step, Hook):
+        done = "would install" if dry else "installed"
+        print(f"git-evidence: {done} {step.name} hook: {step.path}")
+    elif isinstance(step, Framework):
+        written = "nothing would be written there" if dry else "nothing written there"
         print(
-            f"git-evidence: {would}install {hook.name} hook: {hook.path}"
-            if would
-            else f"git-evidence: installed {hook.name} hook: {hook.path}"
-        )
-    if done.framework:
-        written = "nothing would be written there" if done.dry_run else "nothing written there"
-        print(
-            f"git-evidence: the pre-commit framework manages {' and '.join(done.framework)} "
+            f"git-evidence: the pre-commit framework manages {' and '.join(step.hooks)} "
             f"here: {written}. Add this to .pre-commit-config.yaml, then run `pre-commit "
             "install --hook-type pre-commit --hook-type pre-push`:"
         )
         print(FRAMEWORK_CONFIG, end="")
-    if done.sealed is not None:
-        verb = "would seal policy" if done.dry_run else "sealed policy"
-        print(f"git-evidence: {verb}: {done.sealed.file} ({done.sealed.digest[:19]})")
-    for key, why in done.recommended:
-        print(f"git-evidence: recommended, not changed: git config {key} true  # {why}")
-    if done.policy_warning is not None:
-        print(f"git-evidence: warning: {done.policy_warning}", file=sys.stderr)
-    fetch = "would fetch" if done.dry_run else "now fetches"
-    for remote in done.fetches:
-        print(f"git-evidence: {remote} {fetch} {' and '.join(done.notes)} (locks and verdicts)")
-    if done.dry_run:
-        print("git-evidence: dry run: nothing was changed")
+    elif isinstance(step, SealedPolicy):
+        verb = "would seal policy" if dry else "sealed policy"
+        print(f"git-evidence: {verb}: {step.file} ({step.digest[:19]})")
+    elif isinstance(step, Recommended):
+        print(f"git-evidence: recommended, not changed: git config {step.key} true  # {step.why}")
+    else:
+        fetch = "would fetch" if dry else "now fetches"
+        notes = " and ".join(step.notes)
+        print(f"git-evidence: {step.remote} {fetch} {notes} (locks and verdicts)")
 
 
-def _as_json(done: Installed) -> dict[str, Any]:
-    warnings = [*done.warnings, *([done.policy_warning] if done.policy_warning else [])]
-    doc: dict[str, Any] = {
-        "installed": [{"hook": h.name, "path": h.path} for h in done.hooks],
-        "sealed": None if done.sealed is None else dict(done.sealed._asdict()),
-        "recommended": [{"key": k, "value": "true", "why": w} for k, w in done.recommended],
-        "fetches_locks": list(done.fetches),
-        "warnings": warnings,
-        "dry_run": done.dry_run,
-    }
-    if done.framework:
-        doc["pre_commit_framework"] = {"hooks": list(done.framework), "config": FRAMEWORK_CONFIG}
-    return doc
+def _record(doc: dict[str, Any], step: Step) -> None:
+    """``step`` in the JSON document, in the shape of each key."""
+    if isinstance(step, Warned):
+        doc["warnings"].append(step.text)
+    elif isinstance(step, Hook):
+        doc["installed"].append({"hook": step.name, "path": step.path})
+    elif isinstance(step, Framework):
+        doc["pre_commit_framework"] = {"hooks": list(step.hooks), "config": FRAMEWORK_CONFIG}
+    elif isinstance(step, SealedPolicy):
+        doc["sealed"] = {"file": step.file, "digest": step.digest}
+    elif isinstance(step, Recommended):
+        doc["recommended"].append({"key": step.key, "value": "true", "why": step.why})
+    elif isinstance(step, Fetches):
+        doc["fetches_locks"].append(step.remote)
 
 
 def _agent(git: Git, args: argparse.Namespace) -> int:

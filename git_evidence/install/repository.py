@@ -1,17 +1,17 @@
 """Installing the gate into a repository: the hooks written (or, with ``dry``, only
 planned), a hook someone else wrote refused unless forced, the pre-commit framework's
 hooks left to the framework, a server's sealed policy, the server settings it relies
-on, and a clone's fetch of the locks' and verdicts' notes. ``install`` returns what
-it did as one record; ``commands/install.py`` prints it."""
+on, and a clone's fetch of the locks' and verdicts' notes. ``install`` yields each step
+as it is done; ``commands/install.py`` prints them."""
 
 from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
 from typing import NamedTuple
 
 from git_evidence.core.errors import PolicyError, UsageError
-from git_evidence.core.slots import Frozen
 from git_evidence.install.hooks import (
     CLIENT_HOOKS,
     MARKER,
@@ -46,12 +46,20 @@ WORK_TREE_WARNING = (
 )
 
 
+class Warned(NamedTuple):
+    text: str
+
+
 class Hook(NamedTuple):
     name: str
     path: str
 
 
-class Sealed(NamedTuple):
+class Framework(NamedTuple):
+    hooks: tuple[str, ...]  # the hooks the pre-commit framework manages here
+
+
+class SealedPolicy(NamedTuple):
     file: str
     digest: str
 
@@ -61,54 +69,55 @@ class Recommended(NamedTuple):
     why: str
 
 
-class Installed(Frozen):
-    """What ``install`` did (or, dry, would do), in the order it did it."""
+class Fetches(NamedTuple):
+    remote: str
+    notes: tuple[str, ...]  # the notes refspecs it now fetches
 
-    dry_run: bool
-    warnings: tuple[str, ...]  # said before anything is written
-    hooks: tuple[Hook, ...]
-    framework: tuple[str, ...]  # hooks the pre-commit framework manages here
-    sealed: Sealed | None
-    recommended: tuple[Recommended, ...]  # server settings not set, not changed
-    policy_warning: str | None  # the policy in force did not parse: default notes fetched
-    fetches: tuple[str, ...]  # remotes that now fetch the notes
-    notes: tuple[str, ...]  # the notes refspecs they fetch
+
+Step = Warned | Hook | Framework | SealedPolicy | Recommended | Fetches
 
 
 def install(
     git: Git, *, server: bool, force: bool, policy_file: str | None, dry: bool
-) -> Installed:
+) -> Iterator[Step]:
     """Install the gate's hooks into ``git``'s repository (a client's, or with
-    ``server`` a server's, sealing ``policy_file`` there). Nothing is written when a
-    hook in the way was not written by git evidence (a UsageError with the lines to
-    chain it), nor when ``policy_file`` does not parse."""
+    ``server`` a server's, sealing ``policy_file`` there), yielding each step as it is
+    done (with ``dry``: planned), so what was done before a failure is said. Nothing is
+    written when a hook in the way was not written by git evidence (a UsageError with
+    the lines to chain it), nor when ``policy_file`` does not parse."""
     if policy_file and not server:
         raise UsageError("--policy seals a server's policy", fix="use it with --server")
     sealed = None
     if policy_file:
         policy_file = os.path.abspath(policy_file)
-        sealed = Sealed(policy_file, read_sealed(policy_file).digest)
-    warnings = (WORK_TREE_WARNING,) if server and not git.is_bare() else ()
+        sealed = SealedPolicy(policy_file, read_sealed(policy_file).digest)
+    if server and not git.is_bare():
+        yield Warned(WORK_TREE_WARNING)
     hooks_dir = git.git_path("hooks")
     planned, framework = _plan(hooks_dir, SERVER_HOOKS if server else CLIENT_HOOKS, server, force)
     if not dry:
-        _write_hooks(hooks_dir, planned)
-        if sealed is not None:
+        os.makedirs(hooks_dir, exist_ok=True)
+    for hook in planned:
+        if not dry:
+            _write_hook(hook)
+        yield hook
+    if framework:
+        yield Framework(framework)
+    if sealed is not None:
+        if not dry:
             git.set_config("evidence.policyFile", sealed.file)
-    recommended: tuple[Recommended, ...] = ()
-    policy_warning: str | None = None
-    fetches: tuple[str, ...] = ()
-    wanted: tuple[str, ...] = ()
+        yield sealed
     if server:
-        recommended = tuple(
-            Recommended(key, why) for key, why in RECOMMENDED.items() if not git.config_bool(key)
-        )
-    else:
-        policy_warning, wanted = _notes_wanted(git)
-        fetches = tuple(r for r in git.remotes() if add_notes_refspecs(git, r, list(wanted), dry))
-    return Installed(
-        dry, warnings, planned, framework, sealed, recommended, policy_warning, fetches, wanted
-    )
+        for key, why in RECOMMENDED.items():
+            if not git.config_bool(key):
+                yield Recommended(key, why)
+        return
+    warning, wanted = _notes_wanted(git)
+    if warning is not None:
+        yield Warned(warning)
+    for remote in git.remotes():
+        if add_notes_refspecs(git, remote, list(wanted), dry):
+            yield Fetches(remote, wanted)
 
 
 def _plan(
@@ -136,13 +145,11 @@ def _plan(
     return tuple(planned), tuple(framework)
 
 
-def _write_hooks(hooks_dir: str, planned: tuple[Hook, ...]) -> None:
-    os.makedirs(hooks_dir, exist_ok=True)
-    for hook in planned:
-        with open(hook.path, "w", encoding="utf-8") as handle:
-            handle.write(hook_script(hook.name))
-        mode = os.stat(hook.path).st_mode
-        os.chmod(hook.path, mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+def _write_hook(hook: Hook) -> None:
+    with open(hook.path, "w", encoding="utf-8") as handle:
+        handle.write(hook_script(hook.name))
+    mode = os.stat(hook.path).st_mode
+    os.chmod(hook.path, mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
 
 
 def _notes_wanted(git: Git) -> tuple[str | None, tuple[str, ...]]:
