@@ -20,14 +20,14 @@ from git_evidence.lock.publish import (
 from git_evidence.plumbing.context import require_commit
 from git_evidence.plumbing.git import Git
 from git_evidence.plumbing.in_force import resolve
-from git_evidence.plumbing.repo_dirs import resolve_commit
+from git_evidence.plumbing.repo_dirs import commit_noting_dirs
 from git_evidence.policy.schema import Policy
 from git_evidence.terminal.progress import Progress
 
 
 def run(args: argparse.Namespace) -> int:
     git = Git()
-    rev = resolve_commit(git, args.rev) or require_commit(git, args.rev)
+    rev = commit_noting_dirs(git, args.rev) or require_commit(git, args.rev)
     policy = resolve(git, draft=args.policy).policy
     with Progress(f"locking {rev[:12]}") as progress:
 

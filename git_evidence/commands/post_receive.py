@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from git_evidence.core.errors import EXIT_ERROR, PREFIX
 from git_evidence.gate.ranges import parse_receive_lines
 from git_evidence.gate.report import WIDTH, wrap
-from git_evidence.lock.received import Failed, pin_received
+from git_evidence.lock.received import NotPinned, pin_received
 from git_evidence.plumbing.git import Git
 from git_evidence.policy.identity import server_pusher
 from git_evidence.terminal import console
@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     updates = parse_receive_lines(sys.stdin.buffer.read())
     status = 0
     for done in pin_received(Git(), updates, server_pusher(os.environ)):
-        if isinstance(done, Failed):
+        if isinstance(done, NotPinned):
             command = f"git evidence lock {done.new[:12]} --push origin"
             _say(f"could not pin {done.ref} at {done.new[:12]}: {done.message}")
             _say(f"To fix: a lock writer pins it by hand: {command}", first="  ", keep=command)

@@ -16,7 +16,7 @@ from git_evidence.plumbing.in_force import resolve
 
 def run(args: argparse.Namespace) -> int:
     git = Git()
-    rev = repo_dirs.resolve_commit(git, args.rev) or require_commit(git, args.rev)
+    rev = repo_dirs.commit_noting_dirs(git, args.rev) or require_commit(git, args.rev)
     policy = resolve(git).policy
     found = store.find_lock(git, policy.notes_ref, rev)
     if found is None:

@@ -32,9 +32,8 @@ from git_evidence.forge.current import current_base, token_env
 from git_evidence.forge.event import GITHUB, Request, detect
 from git_evidence.forge.job_summary import code
 from git_evidence.gate import pipeline
-from git_evidence.gate.checking import default_base
+from git_evidence.gate.checking import default_base, freezes
 from git_evidence.gate.report import Rendering, Report, join
-from git_evidence.ledger.freezes import freeze_notes
 from git_evidence.plumbing.git import Git
 from git_evidence.plumbing.in_force import resolve
 from git_evidence.policy.identity import Identity
@@ -133,7 +132,7 @@ def judge_request(
     people = [_identity(request.login, request.source, request.forge, as_name)]
     if as_name is None:
         people += [_identity(login, source, request.forge, None) for login, source in request.also]
-    frozen = freeze_notes(git, policy, head, bottom)
+    frozen = freezes(git, policy, head, bottom)
     reports = [pipeline.decide(git, [update], policy, view, who) for who in people]
     chosen = max(reports, key=lambda r: SEVERITY[r.decision])  # the first of the worst
     also = [

@@ -44,7 +44,7 @@ def verify(git: Git, rev: str, *, base: str | None, draft: str | None, worktree:
     ``base`` (default: the client's base) judged for this clone's pusher."""
     # Reads only: its lookups and objects share one cat-file each (plumbing/lookups.py).
     with lookups.live(git):
-        commit = repo_dirs.resolve_commit(git, rev) or require_commit(git, rev)
+        commit = repo_dirs.commit_noting_dirs(git, rev) or require_commit(git, rev)
         refs: Mapping[str, Oid] | None = None
         bottom: Oid | None
         if base:  # the policy is read there: no refs to list unless a range is judged

@@ -173,7 +173,7 @@ def merge(parts: Sequence[tuple[str, Mapping[str, Any]]]) -> Verdict:
         else None,
         tests=_tests(docs),
         duration_s=max(float(d.get("duration_s", 0)) for d in docs),
-        dropped=first.get("dropped"),
+        dropped=_dropped(docs),
         shards={
             "count": count,
             "parts": [
@@ -196,6 +196,16 @@ def merge(parts: Sequence[tuple[str, Mapping[str, Any]]]) -> Verdict:
     return verdict
 
 
+def _dropped(docs: Sequence[Mapping[str, Any]]) -> dict[str, int] | None:
+    """What the runs of every part wrote that the records did not take, added up;
+    None when no part ran anything."""
+    found = [d["dropped"] for d in docs if d.get("dropped") is not None]
+    if not found:
+        return None
+    keys = dict.fromkeys(k for counts in found for k in counts)
+    return {k: sum(int(counts.get(k, 0)) for counts in found) for k in keys}
+
+
 def _checked(parts: Sequence[tuple[str, Mapping[str, Any]]]) -> list[tuple[str, Mapping[str, Any]]]:
     """The parts in shard order, each checked against the first and its split."""
     if not parts:
@@ -215,6 +225,14 @@ def _checked(parts: Sequence[tuple[str, Mapping[str, Any]]]) -> list[tuple[str, 
                     f"{name}: not a partial record: it states no {key!r}",
                     fix="write each part with `git evidence judge --shard I/N --out PART`",
                 )
+        counts = doc.get("dropped")
+        if counts is not None and not (
+            isinstance(counts, Mapping) and all(type(n) is int and n >= 0 for n in counts.values())
+        ):
+            raise UsageError(
+                f"{name}: not a partial record: its 'dropped' is not counts",
+                fix="write each part with `git evidence judge --shard I/N --out PART`",
+            )
     first_name, first = parts[0]
     for name, doc in parts[1:]:
         for key in SAME:

@@ -25,7 +25,7 @@ def read_ledger(
     return entries.parse_ledger(ledger_bytes(git, policy, rev), policy.max_window_hours)
 
 
-class InForce(NamedTuple):
+class FreezeStatus(NamedTuple):
     """What ``freeze status`` says of one test: the freeze in force (None: none), the
     lines that say why, and whether its fingerprint is of the old kind."""
 
@@ -36,7 +36,7 @@ class InForce(NamedTuple):
 
 def freeze_in_force(
     git: Git, policy: Policy, test_id: str, fingerprint: str | None, now: datetime
-) -> InForce:
+) -> FreezeStatus:
     """The freeze in force for ``test_id`` (of ``fingerprint`` when given) in the
     working tree's ledger: active, and no older than the test (an added test never
     inherits an older freeze)."""
@@ -62,8 +62,8 @@ def freeze_in_force(
                 "run's output): `git evidence judge` never matches it; when it expires, "
                 "reproduce the flake with `git evidence freeze add` again"
             )
-        return InForce(f, tuple(said), f.line in old_kind)
-    return InForce(None, (*said, f"{test_id}: no freeze in force"))
+        return FreezeStatus(f, tuple(said), f.line in old_kind)
+    return FreezeStatus(None, (*said, f"{test_id}: no freeze in force"))
 
 
 def old_kind_lines(data: bytes) -> set[int]:

@@ -22,7 +22,7 @@ RETRIES = 3
 # (`git notes merge` takes only refs under refs/notes/).
 FETCHED = "refs/notes/git-evidence-fetched"
 
-Progress = Callable[[int, int], None]  # blobs hashed, of how many
+HashProgress = Callable[[int, int], None]  # blobs hashed, of how many
 
 
 class Pinned(NamedTuple):
@@ -46,7 +46,7 @@ class Refused(NamedTuple):
     by_identity: bool
 
 
-def pin_here(git: Git, rev: Oid, policy: Policy, progress: Progress | None = None) -> Pinned:
+def pin_here(git: Git, rev: Oid, policy: Policy, progress: HashProgress | None = None) -> Pinned:
     """Pin ``rev``'s lock roots in the policy's notes ref, as the configured identity;
     a work tree's files are read for the blobs they already hold."""
     ident = git.configured_ident()  # asked once: the notes commit is written as it too
@@ -71,7 +71,7 @@ def publish(
     remote: str,
     rev: Oid,
     policy: Policy,
-    progress: Progress | None = None,
+    progress: HashProgress | None = None,
     moved: Callable[[str], None] = lambda said: None,
 ) -> Published | Refused:
     """Pin ``rev`` and push the notes ref to ``remote``, retrying while the remote's

@@ -23,7 +23,7 @@ from git_evidence.plumbing.in_force import resolve
 from git_evidence.policy.identity import Identity
 
 
-class Pinned(NamedTuple):
+class RefPinned(NamedTuple):
     ref: str
     new: str
     earlier: tuple[str, ...]  # earlier commits of the push pinned, abbreviated
@@ -32,7 +32,7 @@ class Pinned(NamedTuple):
     digest: str | None  # the tip's new pin, when it is news (written, and moved)
 
 
-class Failed(NamedTuple):
+class NotPinned(NamedTuple):
     ref: str
     new: str
     message: str
@@ -40,10 +40,10 @@ class Failed(NamedTuple):
 
 def pin_received(
     git: Git, updates: Sequence[RefUpdate], who: Identity
-) -> Iterator[Pinned | Failed]:
+) -> Iterator[RefPinned | NotPinned]:
     """Pin each update of a protected branch in ``updates`` (a push through a symbolic
     ref pins the ref it names) by the server's policy; one that could not be pinned is
-    ``Failed`` and the others still are."""
+    ``NotPinned`` and the others still are."""
     refs, symrefs = git.refs_and_symrefs()
     policy = resolve(git, refs=refs, server=True).policy
     guarded = {*server_view(refs, policy).protected, policy.notes_ref}
@@ -75,9 +75,9 @@ def pin_received(
                 walk,
             )
         except EvidenceError as exc:
-            yield Failed(update.ref, update.new, exc.message)
+            yield NotPinned(update.ref, update.new, exc.message)
             continue
         *earlier, (tip, written) = pinned
         inside = tuple(lock.commit[:12] for lock, was_written in earlier if was_written)
         digest = tip.digest if written and moved else None
-        yield Pinned(update.ref, update.new, inside, skipped, pinning.MAX_RANGE_PINS, digest)
+        yield RefPinned(update.ref, update.new, inside, skipped, pinning.MAX_RANGE_PINS, digest)

@@ -150,7 +150,7 @@ class LockCache:
     def _path(self, blob: str) -> str:
         if self._dir is None:
             # One lookup a process (the lock check and verify each open a cache), none
-            # when repo_dirs.resolve_commit asked already or git gave a hook its GIT_DIR.
+            # when repo_dirs.commit_noting_dirs asked already or git gave a hook its GIT_DIR.
             self._dir = os.path.join(common_dir(self._git), "git-evidence", CACHE_DIR)
         return os.path.join(self._dir, blob)
 

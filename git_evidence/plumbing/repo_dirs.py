@@ -1,6 +1,6 @@
 """Where a repository keeps files of its own that this tool reads or writes: the
 common git directory (the caches of validated locks and parsed policies live under
-it, and a commit looked up through ``resolve_commit`` names it too) and the current
+it, and a commit looked up through ``commit_noting_dirs`` names it too) and the current
 HEAD with the merge in progress, if any. Found with as few git
 processes as can be: none when git gave a hook its ``GIT_DIR`` or a work tree's own
 ``.git`` directory is found above the current one (whose HEAD and MERGE_HEAD files the
@@ -95,7 +95,7 @@ def head_target(git: Git) -> str | None:
     return git.head_branch()
 
 
-def resolve_commit(git: Git, rev: str) -> Oid | None:
+def commit_noting_dirs(git: Git, rev: str) -> Oid | None:
     """``rev`` peeled to a commit id (``rev-parse --verify --quiet``), None when it
     names none or git fails (the caller says which rev it needed). The same
     ``rev-parse`` names the common git directory, kept for ``common_dir``: the lock

@@ -117,7 +117,7 @@ def test_a_negated_fixture_glob_keeps_its_roots() -> None:
     assert classifier.root_relation("data") is not None
 
 
-# The brief's definition, checked against an independent matcher: a path is at or
+# The definition (docs/policy.md), checked against an independent matcher: a path is at or
 # above an evidence root of a glob (or matches it) exactly when some extension of it
 # (path + "/" + more components) matches the glob. Exact for globs whose `**` can only
 # come last; with a `**` earlier the roots stop at it (else every directory under

@@ -159,14 +159,20 @@ def _part(
     return dict(json.loads(canonical_json(made.as_json())))  # as a file holds it
 
 
-def _merged(card: bool, frozen: bool) -> Verdict:
+def merged_parts(card: bool, frozen: bool) -> list[tuple[str, dict[str, Any]]]:
+    """The three shards' partial records of a merged case, as their files hold them."""
     parts = []
     for index in (1, 2, 3):
         mine, field = shards.select(SHARDED, index, 3)
         parts.append((f"part{index}.json", _part(mine, field, card, frozen)))
-    return shards.merge(parts)
+    return parts
 
 
+def _merged(card: bool, frozen: bool) -> Verdict:
+    return shards.merge(merged_parts(card, frozen))
+
+
+MERGED_CASES = {"merged": (False, False), "merged-frozen-scored": (True, True)}
 CASES: dict[str, Callable[[], Verdict]] = {
     "accept": lambda: _judged({}),
     "property-fail": lambda: _judged({(1, 1): 1, (1, 2): 1}),

@@ -232,6 +232,21 @@ def test_a_part_that_states_no_policy_is_refused_naming_the_file() -> None:
         shards.merge([("forged.json", first), ("part2.json", second)])
 
 
+def test_a_part_whose_dropped_is_not_counts_is_refused_naming_the_file() -> None:
+    parts = parts_of(2, CLEAN, PROPS)
+    forged = dict(parts[1][1], dropped=["hit_ids"])
+    with pytest.raises(UsageError, match=r"b.json: not a partial record: its 'dropped'"):
+        shards.merge([parts[0], ("b.json", forged)])
+
+
+def test_the_merge_adds_up_what_every_part_dropped() -> None:
+    (a, first), (b, second) = parts_of(2, CLEAN, PROPS)
+    first = dict(first, dropped={"hit_ids": 2, "import_origins": 0})
+    second = dict(second, dropped={"hit_ids": 3, "import_origins": 4})
+    merged = shards.merge([(a, first), (b, second)]).as_json()
+    assert merged["dropped"] == {"hit_ids": 5, "import_origins": 4}
+
+
 def test_a_plain_verdict_is_no_part() -> None:
     whole = CLEAN.record(PROPS, None)
     with pytest.raises(UsageError, match=r"verdict.json: not a partial record"):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from helpers.judge_repos import FAST, Repo
-from helpers.verdict_cases import CASES
+from helpers.verdict_cases import CASES, MERGED_CASES, merged_parts
 
 from git_evidence.core.records import canonical_json
 from git_evidence.judge import record as verdict_record
@@ -50,13 +50,19 @@ def test_a_verdicts_record_is_byte_identical_to_the_dict_it_replaced(name: str) 
 @pytest.mark.parametrize("name", MERGED)
 def test_a_merged_verdict_publishes_the_same_bytes_in_the_records_order(name: str) -> None:
     """The merge's dict followed its first part's file (sorted keys); its published
-    bytes are canonical, so they are unchanged, and its keys now read in the order of
-    every other record, the parts last."""
+    bytes are canonical, so they are unchanged (but for ``dropped``, the parts' counts
+    added up, where the first part's alone stood), and its keys now read in the order
+    of every other record, the parts last."""
     verdict = CASES[name]()
     assert isinstance(verdict, Verdict)
     doc = verdict.as_json()
+    parts = [part for _, part in merged_parts(*MERGED_CASES[name])]
+    assert doc["dropped"] == {
+        key: sum(part["dropped"][key] for part in parts) for key in parts[0]["dropped"]
+    }
     before = json.loads(WRITTEN[name])[1]
-    assert canonical_json(doc) == canonical_json(before)
+    assert before["dropped"] == parts[0]["dropped"]  # what the earlier merge kept
+    assert canonical_json({**doc, "dropped": before["dropped"]}) == canonical_json(before)
     assert (
         list(doc)
         == [k for k in REAL_KEYS if k in doc]

@@ -106,11 +106,11 @@ def test_the_lock_commit_lookup_names_the_common_dir_for_the_cache(
     repo_dirs.COMMON_DIRS.clear()
     repo = counted.git(small_repo / "a b")
     head = git(small_repo, "rev-parse", "HEAD").stdout.strip()
-    assert repo_dirs.resolve_commit(repo, "HEAD") == head
+    assert repo_dirs.commit_noting_dirs(repo, "HEAD") == head
     assert repo_dirs.common_dir(repo) == str(small_repo / ".git")
     assert len(counted.starts()) == 1
-    assert repo_dirs.resolve_commit(repo, "no-such-rev") is None
-    assert repo_dirs.resolve_commit(repo, "HEAD:plain") is None  # a blob is no commit
+    assert repo_dirs.commit_noting_dirs(repo, "no-such-rev") is None
+    assert repo_dirs.commit_noting_dirs(repo, "HEAD:plain") is None  # a blob is no commit
 
 
 def test_a_deleted_current_directory_is_gits_clear_error_and_nothing_is_kept(

@@ -12,14 +12,14 @@ import pytest
 from helpers.repos import git
 
 from git_evidence.core.errors import EvidenceError
-from git_evidence.plumbing import git as git_module
+from git_evidence.plumbing import process
 from git_evidence.plumbing.git import Git
 from git_evidence.plumbing.process import COMMAND_LINE_CONFIG
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    git_module._SETTINGS.clear()
+    process.SETTINGS.clear()
     git(tmp_path, "init", "-q")
     return tmp_path
 
@@ -28,7 +28,7 @@ def settings(repo: Path, text: str) -> Git:
     """A fresh read of ``text`` appended to the repository's config."""
     with (repo / ".git" / "config").open("a") as handle:
         handle.write(text)
-    git_module._SETTINGS.clear()
+    process.SETTINGS.clear()
     return Git(cwd=str(repo))
 
 
