@@ -361,7 +361,13 @@ def run_tests(copy: Path, tests: tuple[str, ...], timeout: float) -> tuple[str, 
     """("survived", "") when every test passed; ("killed", the first failure) when a
     test failed or the module no longer imports (pytest's exit 1 or 2); ("error",
     what) when pytest itself could not run (exit 3, 4) or ran too long."""
-    env = {**os.environ, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
+    # every property test draws its full count of examples (tests/helpers/examples.py)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(copy),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "HYPOTHESIS_PROFILE": "full",
+    }
     try:
         proc = subprocess.run(
             [sys.executable, *PYTEST, *NO_PLUGIN, *tests],

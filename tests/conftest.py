@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from helpers.bytecode import BYTECODE, forget, warm
+from helpers.examples import PROFILE
 from helpers.repos import (
     CI_VARS,
     MEMORY_TMP,
@@ -51,6 +52,10 @@ def pytest_configure(config: pytest.Config) -> None:
     ):
         os.environ["TMPDIR"] = str(MEMORY_TMP)  # pytest, and every git and hook started
         tempfile.tempdir = None  # computed again from TMPDIR
+
+
+def pytest_report_header() -> str:
+    return f"hypothesis: the {PROFILE} profile (helpers/examples.py)"
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import unicodedata
 
 import pytest
+from helpers.examples import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -110,7 +111,7 @@ path_text = st.text(
 
 
 @given(path_text)
-@settings(max_examples=400)
+@settings(max_examples=examples(400))
 def test_folding_is_idempotent(text: str) -> None:
     assert fold_path(fold_path(text)) == fold_path(text)
 
@@ -138,13 +139,13 @@ def variant_of_evidence_path(draw: st.DrawFn) -> str:
 
 
 @given(variant_of_evidence_path())
-@settings(max_examples=400)
+@settings(max_examples=examples(400))
 def test_any_case_or_unicode_variant_of_an_evidence_path_is_evidence(path: str) -> None:
     assert CLASSIFIER.classify(path).klass in EVIDENCE_CLASSES
 
 
 @given(st.text(alphabet="ab. /A\\", max_size=16))
-@settings(max_examples=600)
+@settings(max_examples=examples(600))
 def test_an_ascii_path_folds_as_the_trailing_rule_says_with_or_without_the_shortcut(
     text: str,
 ) -> None:

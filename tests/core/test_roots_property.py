@@ -8,6 +8,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 import pytest
+from helpers.examples import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -150,7 +151,7 @@ paths = st.lists(st.sampled_from(NAMES), min_size=1, max_size=6)
 
 
 @given(globs_without_inner_stars, paths)
-@settings(max_examples=600)
+@settings(max_examples=examples(600))
 def test_at_or_above_is_exactly_having_an_extension_that_matches(
     glob: str, parts: list[str]
 ) -> None:
@@ -165,7 +166,7 @@ globs_with_stars = st.lists(st.sampled_from([*COMPONENT_GLOBS, "**"]), min_size=
 
 
 @given(globs_with_stars, paths)
-@settings(max_examples=600)
+@settings(max_examples=examples(600))
 def test_nothing_is_a_root_that_no_extension_could_match(glob: str, parts: list[str]) -> None:
     classifier = only_fixture(glob)
     path = "/".join(parts)
@@ -196,7 +197,7 @@ def test_newline_in_an_evidence_path_stays_evidence() -> None:
 
 
 @given(st.text(alphabet="ab\n\r\t /.", min_size=1, max_size=12))
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 def test_any_name_under_src_is_product(name: str) -> None:
     path = "src/x" + name
     assert Policy().classifier().classify(path).klass == "product"

@@ -10,6 +10,7 @@ import shlex
 from collections.abc import Callable
 
 import pytest
+from helpers.examples import examples
 from helpers.guard_cases import DENIED, PASSED
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -236,7 +237,7 @@ def test_a_lexical_path_is_inside_exactly_when_it_does_not_climb_out(
 
 
 @given(st.binary(max_size=200))
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 def test_any_bytes_on_stdin_are_an_event_or_a_usage_error(data: bytes) -> None:
     try:
         event = tool_calls.parse_event(data)

@@ -367,6 +367,12 @@ def test_a_flake_with_a_freeze_in_force_of_the_same_fingerprint_is_frozen(repo: 
     assert doc["warned_tests"] == ["suite"]
 
 
+# slow: the junit form of the flake-then-freeze round (seven judged runs); the default
+# run has the round itself (test_a_flake_with_a_freeze_in_force_of_the_same_fingerprint_
+# is_frozen), a JUnit flake's freeze line (test_judge_text.py's
+# test_the_freeze_line_keeps_its_junit_placeholder) and JUnit test ids
+# (test_judge_text.py's test_a_junit_property_failure_names_the_test_that_failed_on_every_run)
+@pytest.mark.slow
 def test_a_junit_flake_names_the_test_and_its_freeze_shares_the_fingerprint(
     repo: Repo,
 ) -> None:

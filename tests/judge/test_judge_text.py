@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from helpers.judge_repos import APP, FAST, POLICY, Repo, flaky_on_main
 from helpers.repos import evidence
 
@@ -54,6 +55,9 @@ def test_a_junit_property_failure_names_the_test_that_failed_on_every_run(repo: 
     assert f"  why: property junit: seed 1 failed on every run: {NODE}\n" in text.stdout
 
 
+# slow: the class and the failing seed of a plain property are test_judge.py's
+# test_a_seed_that_always_fails_is_a_property_failure_naming_it, in the default run
+@pytest.mark.slow
 def test_a_property_failure_without_junit_names_the_exit_code(repo: Repo) -> None:
     repo.product(FAILS_ON_SEED_1)
     _, doc = repo.judge("--property", "suite", "--seeds", "2")
@@ -62,6 +66,9 @@ def test_a_property_failure_without_junit_names_the_exit_code(repo: Repo) -> Non
     assert doc["failing"] == [{"property": "suite", "seed": 1, "tests": [], "codes": [1]}]
 
 
+# slow (two runs that wait out their timeout): a timed-out property's class and codes are
+# test_judge.py's test_a_hanging_command_times_out_and_its_processes_are_killed
+@pytest.mark.slow
 def test_a_timed_out_property_names_the_timeout(repo: Repo) -> None:
     repo.product(APP)
     _, doc = repo.judge("--property", "hang")

@@ -12,6 +12,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from helpers.examples import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -84,7 +85,7 @@ signals = st.builds(
 
 
 @given(signals)
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 def test_the_class_table_is_total_and_first_match_wins(s: Signals) -> None:
     klass = classify(s)
     assert klass in CLASSES
@@ -113,7 +114,7 @@ def test_the_class_table_is_total_and_first_match_wins(s: Signals) -> None:
 
 
 @given(signals)
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 def test_only_accept_and_flake_frozen_exit_0(s: Signals) -> None:
     klass = classify(s)
     assert (EXIT[klass] == 0) == (klass in (ACCEPT, FLAKE_FROZEN))
@@ -308,7 +309,7 @@ def test_the_exit_fingerprint_keeps_the_exit_code() -> None:
 
 
 @given(st.text(), st.text(), st.text(), st.text())
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 def test_the_fingerprint_never_crashes(test_id: str, outcome: str, kind: str, message: str) -> None:
     assert len(fingerprint(test_id, outcome, kind, message)) == 16
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.examples import examples
 from helpers.repos import Work, clone_of, evidence, make_remote
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -133,7 +134,7 @@ def judgements(draw: st.DrawFn) -> tuple[tuple[JudgeProperty, ...], Outcomes, in
     return tuple(props), Outcomes(codes, hits, frozen, unread), draw(st.integers(1, 6))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(judgements())
 def test_the_merged_record_has_the_unsharded_class_and_runs(
     case: tuple[tuple[JudgeProperty, ...], Outcomes, int],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from helpers.examples import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -31,7 +32,7 @@ def entries(draw: st.DrawFn) -> Entry:
 
 
 @given(st.dictionaries(paths, entries(), max_size=8), hexes, st.text(max_size=10))
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 def test_hand_built_canonical_form_equals_json_dumps(
     files: dict[str, Entry], commit: str, who: str
 ) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.examples import examples
 from helpers.locks import NOTES
 from helpers.repos import Work, evidence, git
 from hypothesis import given, settings
@@ -134,7 +135,7 @@ def slow_quote(raw: bytes) -> bytes:
 
 
 @given(st.binary(max_size=24) | st.text(max_size=12).map(str.encode))
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 def test_a_path_needing_no_escape_is_quoted_as_the_byte_by_byte_quoting_does(raw: bytes) -> None:
     from git_evidence.plumbing.checkout import c_quote
 

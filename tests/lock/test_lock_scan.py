@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.examples import examples
 from helpers.locks import NOTES, pin_main
 from helpers.repos import Work, clone_of, evidence
 from hypothesis import given, settings
@@ -72,7 +73,7 @@ def agrees(data: bytes) -> bool:
 
 
 @given(st.dictionaries(st.one_of(ascii_paths, any_paths), entries(), max_size=10))
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 def test_the_scan_agrees_with_the_full_parse_on_every_note_it_accepts(
     files: dict[str, Entry],
 ) -> None:
@@ -93,7 +94,7 @@ def test_the_scan_agrees_with_the_full_parse_on_every_note_it_accepts(
     st.sampled_from(["cut", "drop", "insert", "flip"]),
     st.sampled_from(b' ",:{}[]0a\\\x00-9Z'),
 )
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 def test_a_damaged_note_is_never_scanned_as_valid(
     files: dict[str, Entry], where: int, how: str, byte: int
 ) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.examples import examples
 from helpers.repos import Work, evidence
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -310,7 +311,7 @@ paths = st.text(min_size=1, max_size=20).filter(lambda p: "\n" not in p)
 
 
 @given(st.dictionaries(paths, entries(), max_size=8), hexes)
-@settings(max_examples=100)
+@settings(max_examples=examples(100))
 def test_a_validated_note_parses_as_a_fresh_one(files: dict[str, Any], commit: str) -> None:
     from git_evidence.core.oids import Oid
     from git_evidence.lock.record import Lock, parse_note
@@ -324,7 +325,7 @@ path_chars = st.sampled_from([*"aEZ._ /\\-*", "\u00e9", "\u0301", "\u200b", "\u0
 
 
 @given(st.lists(st.text(path_chars, min_size=1, max_size=12), max_size=30))
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 def test_excluding_many_paths_at_once_agrees_with_one_at_a_time(paths: list[str]) -> None:
     from git_evidence.lock.manifest import Excluder
 

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from helpers.examples import examples
 from helpers.odb import Commit, Independent, fast_import
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -155,7 +156,7 @@ def _bytes(content: batch.Content) -> bytes:
     return b"".join(bytes(piece) for piece in content)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(commits)
 def test_what_the_plumbing_reads_is_what_gitpython_reads(
     raw: list[tuple[dict[bytes, tuple[str, int]], list[bytes], list[int]]],
