@@ -17,14 +17,23 @@ from typing import TYPE_CHECKING
 from git_evidence.core.oids import Oid, is_oid
 
 if TYPE_CHECKING:  # the agent's guard reads the directories without starting git
+    from collections.abc import Mapping
+
     from git_evidence.plumbing.git import Git
 
 COMMON_DIRS: dict[tuple[str, str | None], str] = {}  # (where, GIT_DIR) → common dir
 
 
 def _where(git: Git) -> tuple[str, str | None]:
-    git_dir = os.environ.get("GIT_DIR") if git.cwd is None else None
-    return git.cwd or os.getcwd(), git_dir
+    """Where ``git`` runs and the ``GIT_DIR`` its own environment gives it (the
+    process's, unless the Git was made with another): what its answers are kept by.
+    ``("", None)`` when the process's directory is gone: nothing is found or kept then,
+    and git is asked (it says why it cannot answer)."""
+    git_dir = git.env.get("GIT_DIR") if git.cwd is None else None
+    try:
+        return git.cwd or os.getcwd(), git_dir
+    except OSError:
+        return "", git_dir
 
 
 def _absolute(git: Git, path: str) -> str:
@@ -37,8 +46,10 @@ def common_dir(git: Git) -> str:
     where = _where(git)
     if where[1]:
         return _absolute(git, where[1])
+    if not where[0]:
+        return _absolute(git, git.text("rev-parse", "--git-common-dir"))
     if where not in COMMON_DIRS:
-        COMMON_DIRS[where] = _discovered(where[0]) or _absolute(
+        COMMON_DIRS[where] = _discovered(where[0], git.env) or _absolute(
             git, git.text("rev-parse", "--git-common-dir")
         )
     return COMMON_DIRS[where]
@@ -54,12 +65,13 @@ _DISCOVERY = (
 )
 
 
-def _discovered(start: str) -> str | None:
+def _discovered(start: str, env: Mapping[str, str]) -> str | None:
     """The common directory git finds from ``start`` in the plain case, without a
     process: the nearest ``.git`` directory above it (a main work tree's own). None
-    when git could find another (a discovery variable set, a ``.git`` file of a
-    linked work tree or submodule, a bare repository): then git is asked."""
-    if any(name in os.environ for name in _DISCOVERY):
+    when git could find another (a discovery variable set in ``env``, git's
+    environment; a ``.git`` file of a linked work tree or submodule; a bare
+    repository): then git is asked."""
+    if not start or any(name in env for name in _DISCOVERY):
         return None
     here = os.path.abspath(start)
     while True:
@@ -120,7 +132,7 @@ def remember_common_dir(git: Git, path: bytes) -> None:
     """Keep ``path``, the ``--git-common-dir`` a ``rev-parse`` of another question
     printed too, so that ``common_dir`` asks no process of its own."""
     where = _where(git)
-    if not where[1]:
+    if where[0] and not where[1]:
         COMMON_DIRS.setdefault(where, _absolute(git, path.decode("utf-8", "surrogateescape")))
 
 
@@ -144,7 +156,7 @@ def head_state(git: Git) -> HeadState:
     own. Elsewhere one ``rev-parse`` (which names the common directory too); on an
     unborn branch, or an answer of another shape, one question at a time."""
     where = _where(git)
-    found = None if where[1] else _discovered(where[0])
+    found = None if where[1] else _discovered(where[0], git.env)
     state = _from_files(git, found) if found is not None else None
     if state is not None:
         COMMON_DIRS.setdefault(where, found or "")

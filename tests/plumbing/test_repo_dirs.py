@@ -5,11 +5,13 @@ every state HEAD can be in."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 from helpers.repos import Work, git
 
+from git_evidence.core.errors import GitError
 from git_evidence.plumbing import repo_dirs
 from git_evidence.plumbing.git import Git
 
@@ -122,3 +124,32 @@ def test_one_rev_parse_answers_everything_in_a_linked_worktree(work: Work) -> No
         repo_dirs.head_state(counting)
         repo_dirs.common_dir(counting)
         assert [args[0] for args in counting.ran] == ["rev-parse"]
+
+
+def test_a_git_dir_in_the_gits_own_environment_names_its_repository(
+    work: Work, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Git made with its own ``GIT_DIR`` (and no cwd) is asked about that repository,
+    not the one the process happens to stand in."""
+    other = tmp_path / "other.git"
+    git(tmp_path, "init", "-q", "--bare", str(other))
+    monkeypatch.chdir(work.path)
+    monkeypatch.delenv("GIT_DIR", raising=False)
+    here = repo_dirs.common_dir(Git())
+    assert Path(here) == work.path / ".git"
+    theirs = Git(env={**os.environ, "GIT_DIR": str(other)})
+    assert Path(repo_dirs.common_dir(theirs)) == other
+    assert repo_dirs.head_target(theirs) == git(other, "symbolic-ref", "HEAD").stdout.strip()
+
+
+def test_a_deleted_current_directory_keeps_nothing_and_git_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    monkeypatch.delenv("GIT_DIR", raising=False)
+    with pytest.raises(GitError, match="rev-parse"):
+        repo_dirs.common_dir(Git())
+    assert not repo_dirs.COMMON_DIRS
