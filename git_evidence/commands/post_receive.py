@@ -42,11 +42,13 @@ def run(args: argparse.Namespace) -> int:
                 f"pinned {len(done.earlier)} earlier commit(s) of {done.ref} whose lock roots "
                 f"changed: {', '.join(done.earlier)}"
             )
-        if done.skipped:
+        if done.skipped:  # a pin was written: the pinning module is loaded already
+            from git_evidence.lock.pinning import MAX_RANGE_PINS
+
             command = "git evidence lock REV --push"
             _say(
                 f"left {done.skipped} older commit(s) of {done.ref} whose lock roots changed "
-                f"unpinned (at most {done.most} pins a push); a lock writer "
+                f"unpinned (at most {MAX_RANGE_PINS} pins a push); a lock writer "
                 f"pins one when needed: {command}",
                 keep=command,
             )

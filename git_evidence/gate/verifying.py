@@ -27,7 +27,12 @@ class Verified(Frozen):
     policy: Policy
     compared: Compared  # the lock in force and the drift from it
     checked: Report  # the range from the base, judged
-    stale: bool  # the base no longer matches its lock
+
+    @property
+    def stale(self) -> bool:
+        """The base no longer matches its lock: a stale lock holds no push unless the
+        policy says so, but verify is where bytes are held to their pin."""
+        return any(f.rule == "lock-stale" for v in self.checked.decisions for f in v.findings)
 
     @property
     def ok(self) -> bool:
@@ -57,8 +62,7 @@ def verify(git: Git, rev: str, *, base: str | None, draft: str | None, worktree:
             policy, bottom = policy_and_base(git, refs, None, draft)
         compared = compare(git, commit, policy, worktree=worktree)
         checked = _checked(git, refs, policy, bottom, commit)
-    stale = any(f.rule == "lock-stale" for v in checked.decisions for f in v.findings)
-    return Verified(commit, policy, compared, checked, stale)
+    return Verified(commit, policy, compared, checked)
 
 
 def _checked(

@@ -80,9 +80,7 @@ def spend(
     """Append one spend per ``(test id, retries beyond its first run)`` in
     ``retried``, on ``candidate``'s behalf, unless they are more than what remains:
     then nothing is written (``Spent.fits`` is False)."""
-    data, source = read_quota(git, policy, None)
-    left = quota.remaining(_entries(data, source))
-    now = datetime.now(timezone.utc).replace(microsecond=0)
+    source, left, now = _before_append(git, policy)
     lines = [
         quota.line_of(
             quota.Entry(quota.SPEND, n, writer, now, 0, test_id=test, candidate=candidate)
@@ -101,9 +99,7 @@ def grant(git: Git, policy: Policy, writer: str, amount: int, reason: str) -> in
         raise UsageError(f"the amount must be from 1 to {quota.MAX_AMOUNT}")
     if not reason.strip():
         raise UsageError("say why (--reason): the grant is read by people later")
-    data, source = read_quota(git, policy, None)
-    left = quota.remaining(_entries(data, source))
-    now = datetime.now(timezone.utc).replace(microsecond=0)
+    _, left, now = _before_append(git, policy)
     entry = quota.Entry(quota.GRANT, amount, writer, now, 0, reason=reason)
     append_lines(git, policy.quota_path, quota.line_of(entry), "file")
     return left + amount
@@ -120,6 +116,14 @@ def read_quota(git: Git, policy: Policy, rev: str | None) -> tuple[bytes, str]:
         except FileNotFoundError:
             rev = "HEAD"
     return git.blob_at(rev, policy.quota_path) or b"", f"{rev}:{policy.quota_path}"
+
+
+def _before_append(git: Git, policy: Policy) -> tuple[str, int, datetime]:
+    """Where the quota is read, what remains of it, and the time a line appended now
+    carries (whole seconds)."""
+    data, source = read_quota(git, policy, None)
+    left = quota.remaining(_entries(data, source))
+    return source, left, datetime.now(timezone.utc).replace(microsecond=0)
 
 
 def _entries(data: bytes, source: str) -> list[quota.Entry]:

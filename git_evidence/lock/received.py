@@ -28,7 +28,6 @@ class RefPinned(NamedTuple):
     new: str
     earlier: tuple[str, ...]  # earlier commits of the push pinned, abbreviated
     skipped: int  # older commits whose roots changed, left unpinned (too many)
-    most: int  # the pins one push may write
     digest: str | None  # the tip's new pin, when it is news (written, and moved)
 
 
@@ -80,4 +79,4 @@ def pin_received(
         *earlier, (tip, written) = pinned
         inside = tuple(lock.commit[:12] for lock, was_written in earlier if was_written)
         digest = tip.digest if written and moved else None
-        yield RefPinned(update.ref, update.new, inside, skipped, pinning.MAX_RANGE_PINS, digest)
+        yield RefPinned(update.ref, update.new, inside, skipped, digest)
