@@ -156,3 +156,14 @@ def server(tmp_path: Path) -> Path:
 def work(tmp_path: Path, server: Path) -> Iterator[Work]:
     """A clone of the protected server (no client hooks: the server must hold alone)."""
     yield clone_of(tmp_path, server, "work")
+
+
+@pytest.fixture
+def gone_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The process stands in a directory that was deleted, and no ``GIT_DIR`` names a
+    repository for it: git, asked anything, says it cannot read where it is."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    monkeypatch.delenv("GIT_DIR", raising=False)

@@ -113,13 +113,8 @@ def test_the_lock_commit_lookup_names_the_common_dir_for_the_cache(
     assert repo_dirs.commit_noting_dirs(repo, "HEAD:plain") is None  # a blob is no commit
 
 
-def test_a_deleted_current_directory_is_gits_clear_error_and_nothing_is_kept(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    gone = tmp_path / "gone"
-    gone.mkdir()
-    monkeypatch.chdir(gone)
-    gone.rmdir()
+@pytest.mark.usefixtures("gone_cwd")
+def test_a_deleted_current_directory_is_gits_clear_error_and_nothing_is_kept() -> None:
     asked = Git()
     for question in (asked.toplevel, asked.git_dirs):
         with pytest.raises(GitError, match="rev-parse"):

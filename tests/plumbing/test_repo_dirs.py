@@ -142,14 +142,8 @@ def test_a_git_dir_in_the_gits_own_environment_names_its_repository(
     assert repo_dirs.head_target(theirs) == git(other, "symbolic-ref", "HEAD").stdout.strip()
 
 
-def test_a_deleted_current_directory_keeps_nothing_and_git_says_why(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    gone = tmp_path / "gone"
-    gone.mkdir()
-    monkeypatch.chdir(gone)
-    gone.rmdir()
-    monkeypatch.delenv("GIT_DIR", raising=False)
+@pytest.mark.usefixtures("gone_cwd")
+def test_a_deleted_current_directory_keeps_nothing_and_git_says_why() -> None:
     with pytest.raises(GitError, match="rev-parse"):
         repo_dirs.common_dir(Git())
     assert not repo_dirs.COMMON_DIRS
