@@ -88,18 +88,23 @@ def old_kind_lines(data: bytes) -> set[int]:
 
 
 def ledger_bytes(git: Git, policy: Policy, rev: str | None = None) -> bytes:
-    data: bytes | None = None
+    return next_commit_bytes(git, policy.ledger_path, rev)[0] or b""
+
+
+def next_commit_bytes(git: Git, rel: str, rev: str | None = None) -> tuple[bytes | None, str]:
+    """An append-only file (the freeze ledger, the retry quota) as the next commit would
+    carry it: the working tree's, else HEAD's (a bare repository's is HEAD's); or at
+    ``rev``. With where it was read: ``rel``, or ``REV:rel``."""
     if rev is None:
-        top = git.toplevel()  # a bare repository's ledger is HEAD's
-        path = os.path.join(top, policy.ledger_path) if top is not None else ""
-        if path and os.path.exists(path):
-            with open(path, "rb") as handle:
-                data = handle.read()
-        else:
-            rev = "HEAD"
-    if rev is not None:
-        data = git.blob_at(rev, policy.ledger_path)
-    return data or b""
+        top = git.toplevel()
+        if top is not None:
+            try:
+                with open(os.path.join(top, rel), "rb") as handle:
+                    return handle.read(), rel
+            except FileNotFoundError:
+                pass
+        rev = "HEAD"
+    return git.blob_at(rev, rel), f"{rev}:{rel}"
 
 
 def first_added(git: Git, test_id: str) -> datetime | None:

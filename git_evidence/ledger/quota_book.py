@@ -14,7 +14,7 @@ from typing import NamedTuple
 from git_evidence.core.errors import EvidenceError, UsageError
 from git_evidence.core.oids import Oid
 from git_evidence.ledger import quota
-from git_evidence.ledger.freezes import append_lines
+from git_evidence.ledger.freezes import append_lines, next_commit_bytes
 from git_evidence.plumbing.git import Git
 from git_evidence.policy.identity import WRITER_KEY, line_writer
 from git_evidence.policy.schema import Policy
@@ -108,14 +108,8 @@ def grant(git: Git, policy: Policy, writer: str, amount: int, reason: str) -> in
 def read_quota(git: Git, policy: Policy, rev: str | None) -> tuple[bytes, str]:
     """The quota as the next commit would carry it (the working tree's file, else
     HEAD's), or at ``rev``."""
-    if rev is None:
-        path = os.path.join(git.work_tree("the retry quota"), policy.quota_path)
-        try:
-            with open(path, "rb") as handle:
-                return handle.read(), policy.quota_path
-        except FileNotFoundError:
-            rev = "HEAD"
-    return git.blob_at(rev, policy.quota_path) or b"", f"{rev}:{policy.quota_path}"
+    data, source = next_commit_bytes(git, policy.quota_path, rev)
+    return data or b"", source
 
 
 def _before_append(git: Git, policy: Policy) -> tuple[str, int, datetime]:
