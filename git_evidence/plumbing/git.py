@@ -72,7 +72,7 @@ class Git(Process):
         repository, inside a git directory, outside any repository. Any other failure
         of git is an error (the agent's guard allows nothing then). An answer is kept:
         this Git asks git once."""
-        where = self._here()
+        where = self.running_in()
         if where in self._tops:
             return self._tops[where]
         done = self.attempt("rev-parse", "--show-toplevel")
@@ -99,7 +99,7 @@ class Git(Process):
     def git_dirs(self) -> list[str]:
         """The git directory and the common directory, absolute (they differ in a
         linked work tree); a failure of git is an error. Asked once by this Git."""
-        where = self._here()
+        where = self.running_in()
         if where is None or where not in self._dirs:
             out = self.text("rev-parse", "--absolute-git-dir", "--git-common-dir").splitlines()
             if where is None:  # git found its directory where Python cannot: keep nothing
@@ -107,9 +107,9 @@ class Git(Process):
             self._dirs[where] = [os.path.abspath(os.path.join(where, p)) for p in out if p]
         return list(self._dirs[where])
 
-    def _here(self) -> str | None:
-        """Where git runs, the key of the answers kept; None when the process's
-        directory is gone (git then says so itself, and nothing is kept)."""
+    def running_in(self) -> str | None:
+        """Where git runs, the key of the answers kept here and in repo_dirs.py; None
+        when the process's directory is gone (git then says so itself, nothing is kept)."""
         try:
             return self.cwd or os.getcwd()
         except OSError:

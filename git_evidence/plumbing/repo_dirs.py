@@ -30,10 +30,7 @@ def _where(git: Git) -> tuple[str, str | None]:
     ``("", None)`` when the process's directory is gone: nothing is found or kept then,
     and git is asked (it says why it cannot answer)."""
     git_dir = git.env.get("GIT_DIR") if git.cwd is None else None
-    try:
-        return git.cwd or os.getcwd(), git_dir
-    except OSError:
-        return "", git_dir
+    return git.running_in() or "", git_dir
 
 
 def _absolute(git: Git, path: str) -> str:
