@@ -14,9 +14,8 @@ from git_evidence.gate import pipeline, time_budget
 from git_evidence.gate.ranges import parse_receive_lines
 from git_evidence.lock import walk as lock_walk
 from git_evidence.plumbing import lookups
-from git_evidence.plumbing.context import judged_refs, server_aliases, server_view
+from git_evidence.plumbing.context import server_push
 from git_evidence.plumbing.git import Git
-from git_evidence.plumbing.in_force import resolve
 from git_evidence.policy.identity import server_pusher
 from git_evidence.policy.schema import Policy
 
@@ -53,13 +52,12 @@ def receive(stdin: BinaryIO, environ: Mapping[str, str], max_findings: int | Non
     # Reads only: its lookups and objects share one cat-file each (plumbing/lookups.py).
     with lookups.live(git):
         time_budget.PROGRESS.stage = "reading the policy"
-        refs, symrefs = git.refs_and_symrefs()
-        policy = resolve(git, refs=refs, server=True).policy
+        push = server_push(git, updates)
+        policy, view, updates = push.policy, push.view, push.updates
         time_budget.start(policy.time_budget_s)
-        view = server_view(refs, policy)
-        aliases = server_aliases(git, refs, symrefs, updates)
-        updates, notes = judged_refs(updates, aliases, {*view.protected, policy.notes_ref})
-        report = pipeline.decide(git, updates, policy, view, who, server_refs=refs, notes=notes)
+        report = pipeline.decide(
+            git, updates, policy, view, who, server_refs=push.refs, notes=push.notes
+        )
         rendering = pipeline.rendering(git, report, max_findings)
         # A long push leaves its walk to post-receive, outside the time budget.
         short = all(len(d.facts.commits) <= HANDOFF_COMMITS for d in report.decisions)

@@ -17,9 +17,8 @@ from typing import NamedTuple
 from git_evidence.core.errors import EvidenceError
 from git_evidence.core.facts import RefUpdate
 from git_evidence.lock import walk as lock_walk
-from git_evidence.plumbing.context import judged_refs, server_aliases, server_view
+from git_evidence.plumbing.context import server_push
 from git_evidence.plumbing.git import Git
-from git_evidence.plumbing.in_force import resolve
 from git_evidence.policy.identity import Identity
 
 
@@ -43,12 +42,10 @@ def pin_received(
     """Pin each update of a protected branch in ``updates`` (a push through a symbolic
     ref pins the ref it names) by the server's policy; one that could not be pinned is
     ``NotPinned`` and the others still are."""
-    refs, symrefs = git.refs_and_symrefs()
-    policy = resolve(git, refs=refs, server=True).policy
-    guarded = {*server_view(refs, policy).protected, policy.notes_ref}
-    updates, _ = judged_refs(updates, server_aliases(git, refs, symrefs, updates), guarded)
+    push = server_push(git, updates)
+    refs, policy = push.refs, push.policy
     roots, notes_ref = policy.lock_roots, policy.notes_ref
-    for update in updates:
+    for update in push.updates:
         if update.is_delete or not policy.is_protected(update.ref):
             continue
         # The accepted range: old..new, or what no other protected ref holds yet.

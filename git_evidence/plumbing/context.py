@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from git_evidence.core.errors import PolicyError, UsageError
 from git_evidence.core.oids import Oid
@@ -90,6 +90,27 @@ def judged_refs(
             update = RefUpdate(update.old, update.new, ref)
         judged.append(update)
     return judged, notes
+
+
+class ServerPush(NamedTuple):
+    refs: dict[str, Oid]  # the server's refs before the push
+    policy: Policy  # the server's policy in force
+    view: RefView
+    updates: list[RefUpdate]  # each as the ref it really moves (``judged_refs``)
+    notes: list[str]  # one line per update judged as another ref
+
+
+def server_push(git: Git, updates: Sequence[RefUpdate]) -> ServerPush:
+    """A push as this server takes it, for ``pre-receive`` to judge and
+    ``post-receive`` to pin: the refs, the policy in force, the protected refs' view,
+    and each update as the ref it really moves (a symbolic ref's target; a protected
+    ref or the notes ref a guarded symbolic ref names)."""
+    refs, symrefs = git.refs_and_symrefs()
+    policy = resolve(git, refs=refs, server=True).policy
+    view = server_view(refs, policy)
+    aliases = server_aliases(git, refs, symrefs, updates)
+    judged, notes = judged_refs(updates, aliases, {*view.protected, policy.notes_ref})
+    return ServerPush(refs, policy, view, judged, notes)
 
 
 def client_view(remote: str | None, refs: dict[str, Oid], policy: Policy) -> RefView:
